@@ -1,0 +1,109 @@
+"""The payload validator contract and the helpers every format shares.
+
+A validator is compiled once per schema (load time, may raise
+SchemaCompileError) and then called per message. On the per-message path it
+never raises and allocates nothing when the payload is valid: it returns None.
+Only a failure builds Violations (CONFORMANCE.md section 6).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gateway.errors import SchemaCompileError
+from gateway.verdict import Rule, Violation, truncate
+
+from .formats import AVRO, JSONSCHEMA, PROTOBUF, XSD, SchemaFormat
+
+# A payload can fail in many places; a verdict stays readable with the first few.
+MAX_VIOLATIONS = 10
+PATH_PREFIX = "dataschema:"
+
+Violations = tuple[Violation, ...]
+
+
+class PayloadValidator(Protocol):
+    """Judges one payload against one compiled schema; None means valid."""
+
+    kind: str
+
+    def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
+        """A raw body (binary-mode message); `content_type` picks binary vs JSON encodings."""
+        ...
+
+    def check_value(self, value: object) -> Violations | None:
+        """An already-parsed JSON value (the `data` member of a structured CloudEvent)."""
+        ...
+
+
+def compile_payload_validator(
+    fmt: SchemaFormat,
+    schema: object,
+    *,
+    type_name: str | None = None,
+    where: str = "",
+) -> PayloadValidator:
+    """Compile `schema` of format `fmt`; raises SchemaCompileError when it cannot compile.
+
+    `type_name` selects a named type inside the schema (Avro named type,
+    Protobuf message, XSD global element); JSON Schema ignores it. `where`
+    labels the schema in error messages (for example its registry path).
+    """
+    # Imported lazily: a deployment that only uses JSON Schema never loads protoc or xmlschema.
+    try:
+        if fmt.kind == JSONSCHEMA:
+            from .jsonschema import compile_jsonschema
+
+            return compile_jsonschema(schema, fmt.version)
+        if fmt.kind == AVRO:
+            from .avro import compile_avro
+
+            return compile_avro(schema, type_name)
+        if fmt.kind == PROTOBUF:
+            from .protobuf import compile_protobuf
+
+            return compile_protobuf(schema, type_name)
+        if fmt.kind == XSD:
+            from .xsd import compile_xsd
+
+            return compile_xsd(schema, fmt.version, type_name)
+    except SchemaCompileError as exc:
+        if not where:
+            raise
+        raise SchemaCompileError(f"{where}: {exc}", exc.pointer) from exc
+    message = f"unsupported schema format {fmt.kind!r}"
+    raise SchemaCompileError(f"{where}: {message}" if where else message)
+
+
+def json_pointer(parts: list[str | int] | tuple[str | int, ...]) -> str:
+    """RFC 6901 pointer for a sequence of keys and indices ("" for the root)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def schema_violation(pointer: str, expected: object, actual: object, message: str) -> Violation:
+    """The payload parsed but breaks the schema at `pointer` (a JSON pointer or XML path)."""
+    return Violation(PATH_PREFIX + pointer, Rule.SCHEMA, expected, truncate(actual), message)
+
+
+def decode_violation(expected: str, actual: object, message: str) -> Violation:
+    """The payload cannot be read as the format requires."""
+    return Violation(PATH_PREFIX, Rule.DECODE, expected, truncate(actual), one_line(message))
+
+
+def media_type(content_type: str | None) -> str:
+    """`Application/JSON; charset=utf-8` -> `application/json`."""
+    if not content_type:
+        return ""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def is_json_media_type(content_type: str | None) -> bool:
+    """JSON content types select the JSON encodings of Avro and Protobuf."""
+    mt = media_type(content_type)
+    return mt in ("application/json", "text/json") or mt.endswith("+json")
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """Library messages can span lines; a violation message is one line."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."

@@ -1,0 +1,81 @@
+"""The one error family of xgate.
+
+Config-time problems are collected as Diagnostics (file, JSON pointer or
+line/column, what was expected) rather than raised one at a time; runtime
+errors say whether retrying can help. A nonconformant message is never an
+error: it is a Verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class GatewayError(Exception):
+    """Root of every exception xgate raises on purpose."""
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem found while loading or compiling documents."""
+
+    severity: Severity
+    file: str
+    message: str
+    pointer: str = ""
+    line: int | None = None
+    column: int | None = None
+    code: str = ""
+
+    def location(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}:{self.column or 1}"
+        if self.pointer:
+            where += f"#{self.pointer}"
+        return where
+
+    def __str__(self) -> str:
+        code = f" [{self.code}]" if self.code else ""
+        return f"{self.location()}: {self.severity.value}{code}: {self.message}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "severity": self.severity.value,
+            "file": self.file,
+            "pointer": self.pointer,
+            "line": self.line,
+            "column": self.column,
+            "code": self.code,
+            "message": self.message,
+        }
+
+
+class ConfigError(GatewayError):
+    """Startup could not proceed; carries every diagnostic collected."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        self.diagnostics = diagnostics
+        super().__init__("\n".join(str(d) for d in diagnostics))
+
+
+class SchemaCompileError(GatewayError):
+    """A payload schema could not be compiled; `pointer` locates the fault inside the schema."""
+
+    def __init__(self, message: str, pointer: str = "") -> None:
+        self.pointer = pointer
+        super().__init__(message)
+
+
+class AdapterError(GatewayError):
+    """A protocol adapter failed; `retriable` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retriable: bool) -> None:
+        self.retriable = retriable
+        super().__init__(message)

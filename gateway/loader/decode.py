@@ -1,0 +1,84 @@
+"""Parse one document file (JSON or YAML) into plain Python values.
+
+Errors name the file with line and column. YAML is loaded with the safe
+loader only, and aliases are refused beyond a small budget so that a
+"billion laughs" document cannot explode memory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gateway.errors import Diagnostic, Severity
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+MAX_YAML_ALIASES = 1000
+
+
+class _BoundedSafeLoader(yaml.SafeLoader):
+    """SafeLoader that counts alias expansions."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.alias_count = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            self.alias_count += 1
+            if self.alias_count > MAX_YAML_ALIASES:
+                mark = self.peek_event().start_mark
+                raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} YAML aliases at line {mark.line + 1}")
+        return super().compose_node(parent, index)
+
+
+def _is_yaml(path: Path) -> bool:
+    return path.name.lower().endswith((".yaml", ".yml"))
+
+
+def decode_text(text: str, file: str, *, yaml_syntax: bool) -> tuple[Any, Diagnostic | None]:
+    if yaml_syntax:
+        try:
+            loader = _BoundedSafeLoader(text)
+            try:
+                return loader.get_single_data(), None
+            finally:
+                loader.dispose()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark
+            line = mark.line + 1 if mark else None
+            column = mark.column + 1 if mark else None
+            return None, Diagnostic(Severity.ERROR, file, f"invalid YAML: {exc.problem}", line=line,
+                                    column=column, code="parse")
+        except yaml.YAMLError as exc:
+            return None, Diagnostic(Severity.ERROR, file, f"invalid YAML: {exc}", code="parse")
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, Diagnostic(Severity.ERROR, file, f"invalid JSON: {exc.msg}", line=exc.lineno,
+                                column=exc.colno, code="parse")
+
+
+def decode_file(path: Path) -> tuple[Any, Diagnostic | None]:
+    """Return (value, None) or (None, diagnostic)."""
+    file = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            return None, Diagnostic(Severity.ERROR, file,
+                                    f"document is {size} bytes; the limit is {MAX_DOCUMENT_BYTES}", code="size")
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, Diagnostic(Severity.ERROR, file, f"cannot read: {exc.strerror}", code="io")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, Diagnostic(Severity.ERROR, file, f"not UTF-8 text (byte {exc.start})", code="parse")
+    # .cereg files are JSON by convention, but a .cereg that holds YAML is tolerated
+    value, diag = decode_text(text, file, yaml_syntax=_is_yaml(path))
+    if diag is not None and path.suffix.lower() == ".cereg" and not text.lstrip().startswith(("{", "[")):
+        return decode_text(text, file, yaml_syntax=True)
+    return value, diag

@@ -1,0 +1,104 @@
+"""Reference syntax: JSON pointers, relative files, xids, remote URIs and `:TypeName` selectors."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from gateway.model import Ref
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+# collection and member names of every generation, mapped to the 1.0 names
+GROUP_COLLECTIONS = {"messagegroups": "messagegroups", "definitiongroups": "messagegroups",
+                     "groups": "messagegroups", "schemagroups": "schemagroups", "endpoints": "endpoints"}
+MEMBER_COLLECTIONS = {"messagegroups": ("messages", "definitions"), "schemagroups": ("schemas",),
+                      "endpoints": ("messages", "definitions")}
+
+
+_SELECTOR = re.compile(r"^(?P<head>.*/schemas/[^/:#]+(?:/versions/[^/:#]+)?):(?P<selector>[A-Za-z_][\w./]*)$")
+
+
+def split_selector(text: str) -> tuple[str, str | None]:
+    """`.../schemas/s[/versions/v]:TypeName` -> (`.../schemas/s[/versions/v]`, `TypeName`).
+
+    A selector may hold slashes (`:messages/STATEDeath` in the wild): a path inside the schema.
+    """
+    match = _SELECTOR.match(text)
+    if match:
+        return match.group("head"), match.group("selector")
+    return text, None
+
+
+def parse_ref(text: str, file: str) -> Ref | None:
+    """Make a reference absolute relative to the document `file`; None when it is not a reference."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    text = text.strip()
+    if _SCHEME.match(text):
+        if text.lower().startswith("file://"):
+            return None
+        return Ref("remote", text)
+    body, selector = split_selector(text)
+    if body.startswith("#"):
+        return Ref("local", text, file=file, pointer=body[1:], selector=selector)
+    if body.startswith("/"):
+        return Ref("xid", text, pointer=body, selector=selector)
+    path, _, fragment = body.partition("#")
+    target = os.path.normpath(os.path.join(os.path.dirname(file), path))
+    return Ref("local", text, file=target, pointer=fragment, selector=selector)
+
+
+def unescape(segment: str) -> str:
+    return segment.replace("~1", "/").replace("~0", "~")
+
+
+def pointer_segments(pointer: str) -> list[str]:
+    if not pointer:
+        return []
+    return [unescape(s) for s in pointer.lstrip("/").split("/")]
+
+
+@dataclass(frozen=True, slots=True)
+class EntityPath:
+    """Where a pointer or xid lands: a collection, a group id, member id, version id and what remains."""
+
+    collection: str
+    group: str
+    member: str | None = None
+    version: str | None = None
+    rest: str = ""
+
+
+def entity_path(pointer: str) -> EntityPath | None:
+    """Interpret `/messagegroups/g/messages/m[/versions/v][/more]` in any generation's spelling."""
+    # a second '#' (seen in the wild: `#/schemagroups/g/schemas/s#/definitions/X`) starts a pointer into the schema
+    pointer, _, inner = pointer.partition("#")
+    segments = pointer_segments(pointer)
+    if len(segments) < 2:
+        return None
+    collection = GROUP_COLLECTIONS.get(segments[0].lower())
+    if collection is None:
+        return None
+    if collection == "endpoints":
+        if len(segments) == 2:
+            return EntityPath(collection, segments[1])
+        if len(segments) >= 4 and segments[2].lower() in MEMBER_COLLECTIONS["endpoints"]:
+            return EntityPath(collection, segments[1], segments[3])
+        return None
+    group = segments[1]
+    if len(segments) == 2:
+        return EntityPath(collection, group)
+    if len(segments) < 4 or segments[2].lower() not in MEMBER_COLLECTIONS[collection]:
+        return None
+    member = segments[3]
+    version = None
+    rest_segments = segments[4:]
+    if len(rest_segments) >= 2 and rest_segments[0] == "versions":
+        version = rest_segments[1]
+        rest_segments = rest_segments[2:]
+    rest = ("/" + "/".join(s.replace("~", "~0").replace("/", "~1") for s in rest_segments)) if rest_segments else ""
+    if inner:
+        rest = rest + inner if inner.startswith("/") else rest + "/" + inner
+    return EntityPath(collection, group, member, version, rest)

@@ -1,0 +1,100 @@
+"""Load documents into an immutable Snapshot: resolved registry, diagnostics, digest and provenance."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gateway.errors import Diagnostic, Severity
+from gateway.loader.decode import decode_file
+from gateway.loader.discover import discover
+from gateway.loader.generations import normalize_document
+from gateway.loader.merge import merge_documents
+from gateway.loader.resolve import Resolver, build_registry
+from gateway.model import Doc
+from gateway.model.resolved import Registry
+
+
+@dataclass(frozen=True, slots=True)
+class FileSummary:
+    file: str
+    generation: str
+    endpoints: tuple[str, ...]
+    messagegroups: tuple[str, ...]
+    messages: int
+    schemagroups: tuple[str, ...]
+    schemas: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    registry: Registry
+    diagnostics: tuple[Diagnostic, ...]
+    files: tuple[FileSummary, ...]
+    digest: str
+    roots: tuple[str, ...] = field(default=())
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.WARNING]
+
+
+def _summary(doc: Doc) -> FileSummary:
+    return FileSummary(
+        doc.file, doc.generation, tuple(doc.endpoints), tuple(doc.messagegroups),
+        sum(len(g.children) for g in doc.messagegroups.values()) + sum(len(e.children) for e in doc.endpoints.values()),
+        tuple(doc.schemagroups), sum(len(g.children) for g in doc.schemagroups.values()))
+
+
+def _within(path: Path, roots: list[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def load_snapshot(paths: list[str | Path]) -> Snapshot:
+    """Every file is decoded and normalized on its own, so one broken file never stops the others."""
+    files, missing = discover(paths)
+    diagnostics: list[Diagnostic] = [Diagnostic(Severity.ERROR, m, "no such file or directory", code="io")
+                                     for m in missing]
+    roots = [Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in paths if Path(p).exists()]
+    digest = hashlib.sha256()
+    docs: dict[str, Doc] = {}
+    for path in files:
+        try:
+            digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+        except OSError:
+            pass
+        raw, problem = decode_file(path)
+        if problem is not None:
+            diagnostics.append(problem)
+            docs[str(path)] = Doc(str(path), "unparsable")
+            continue
+        doc, found = normalize_document(raw, str(path))
+        diagnostics.extend(found)
+        docs[str(path)] = doc
+    merged, found = merge_documents(list(docs.values()))
+    diagnostics.extend(found)
+    extra: dict[str, Doc | None] = {}
+
+    def load_referenced(file: str) -> Doc | None:
+        """A `file.json#/...` reference to a document outside the load set, confined to the given roots."""
+        if file in extra:
+            return extra[file]
+        path = Path(file).resolve()
+        doc = None
+        if _within(path, roots) and path.is_file():
+            raw, problem = decode_file(path)
+            if problem is None:
+                doc, _ = normalize_document(raw, str(path))
+        extra[file] = doc
+        return doc
+
+    resolver = Resolver(merged, docs, load_referenced)
+    registry = build_registry(merged, resolver)
+    diagnostics.extend(resolver.diagnostics)
+    summaries = tuple(_summary(d) for d in docs.values())
+    return Snapshot(registry, tuple(diagnostics), summaries, digest.hexdigest(), tuple(str(r) for r in roots))
