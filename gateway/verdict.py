@@ -81,8 +81,7 @@ class Verdict:
             "messagegroupid": self.messagegroupid,
             "messageid": self.messageid,
         }
-        if self.outcome is Outcome.NONCONFORMANT:
-            out["violations"] = [v.as_dict() for v in self.violations]
+        out["violations"] = [v.as_dict() for v in self.violations]
         if self.events is not None:
             out["events"] = [e.as_dict() for e in self.events]
         return out

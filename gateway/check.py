@@ -1,0 +1,79 @@
+"""Judge recorded messages (CONFORMANCE.md section 7) against a compiled Ruleset."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from gateway.compiler import Ruleset
+from gateway.recorded import RecordError, envelope_from_record
+from gateway.verdict import Outcome, Rule, Verdict, Violation
+
+
+def _unreadable(message: str, actual: object) -> Verdict:
+    return Verdict(Outcome.NONCONFORMANT, None, None,
+                   (Violation("record", Rule.DECODE, "a recorded message (CONFORMANCE.md section 7)", actual,
+                              message),))
+
+
+def judge_record(ruleset: Ruleset, record: object, endpoint: str | None = None) -> Verdict:
+    default_protocol = None
+    name = record.get("endpoint", endpoint) if isinstance(record, dict) else endpoint
+    rules = ruleset.endpoints.get(name) if name else ruleset.default_endpoint()
+    if rules is not None:
+        default_protocol = rules.protocol
+    try:
+        envelope = envelope_from_record(record, endpoint, default_protocol)
+    except RecordError as exc:
+        return _unreadable(str(exc), record if not isinstance(record, dict) else None)
+    return ruleset.classify(envelope)
+
+
+def judge_lines(ruleset: Ruleset, lines: Iterable[str], endpoint: str | None = None) -> Iterator[Verdict]:
+    """One verdict per non-blank line, in order; a line that is not a recorded message is a `decode` verdict."""
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            yield _unreadable(f"line is not valid JSON: {exc}", line.strip())
+            continue
+        yield judge_record(ruleset, record, endpoint)
+
+
+@dataclass
+class Summary:
+    """Counts for `--format table` and progress reports."""
+
+    total: int = 0
+    by_verdict: Counter[str] = field(default_factory=Counter)
+    by_message: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    by_rule: Counter[str] = field(default_factory=Counter)
+
+    def add(self, verdict: Verdict) -> None:
+        self.total += 1
+        self.by_verdict[verdict.outcome.value] += 1
+        self.by_message[(verdict.outcome.value, verdict.messagegroupid or "-", verdict.messageid or "-")] += 1
+        for violation in verdict.violations:
+            self.by_rule[violation.rule.value] += 1
+
+    def render(self) -> str:
+        lines = [f"messages: {self.total}"]
+        for outcome in ("conformant", "nonconformant"):
+            count = self.by_verdict.get(outcome, 0)
+            share = f" ({100 * count / self.total:.1f}%)" if self.total else ""
+            lines.append(f"  {outcome:<14} {count:>8}{share}")
+        if self.by_message:
+            lines.append("by message definition:")
+            width = max(len(f"{g}/{m}") for _, g, m in self.by_message)
+            for (outcome, group, message), count in sorted(self.by_message.items(),
+                                                           key=lambda item: (-item[1], item[0])):
+                lines.append(f"  {outcome:<14} {f'{group}/{message}':<{width}} {count:>8}")
+        if self.by_rule:
+            lines.append("violations by rule:")
+            for rule, count in self.by_rule.most_common():
+                lines.append(f"  {rule:<14} {count:>8}")
+        return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""Command line: `xgate check | lint | explain`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence, TextIO
+
+from gateway import __version__
+from gateway.check import Summary, judge_lines, judge_record
+from gateway.compiler import Ruleset, compile_registry
+from gateway.errors import Severity
+from gateway.loader import Snapshot, load_snapshot
+
+EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE = 0, 1, 2
+
+
+def _load(paths: Sequence[str]) -> tuple[Snapshot, Ruleset]:
+    snapshot = load_snapshot(list(paths))
+    return snapshot, compile_registry(snapshot.registry, snapshot.digest)
+
+
+def _report_diagnostics(snapshot: Snapshot, ruleset: Ruleset, stream: TextIO) -> int:
+    errors = 0
+    for diagnostic in list(snapshot.diagnostics) + list(ruleset.diagnostics):
+        if diagnostic.code == "duplicate" and diagnostic.severity is Severity.WARNING:
+            continue
+        errors += diagnostic.severity is Severity.ERROR
+        print(diagnostic, file=stream)
+    return errors
+
+
+def _nothing_compiled(ruleset: Ruleset) -> bool:
+    return not any(rules.definitions for rules in ruleset.endpoints.values())
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    snapshot, ruleset = _load(args.registry)
+    errors = _report_diagnostics(snapshot, ruleset, sys.stderr)
+    if args.strict and errors:
+        print(f"xgate check: {errors} load error(s) and --strict is set", file=sys.stderr)
+        return EXIT_USAGE
+    if _nothing_compiled(ruleset):
+        print("xgate check: no endpoint with message definitions could be compiled", file=sys.stderr)
+        return EXIT_USAGE
+    if args.endpoint and args.endpoint not in ruleset.endpoints:
+        print(f"xgate check: --endpoint {args.endpoint!r} is not in the registry "
+              f"(known: {', '.join(sorted(ruleset.endpoints)) or 'none'})", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+    except OSError as exc:
+        print(f"xgate check: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    summary = Summary()
+    out = sys.stdout
+    with source:
+        for verdict in judge_lines(ruleset, source, args.endpoint):
+            summary.add(verdict)
+            if args.format == "json":
+                out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
+    if args.format == "table":
+        out.write(summary.render() + "\n")
+    return EXIT_OK if summary.by_verdict.get("nonconformant", 0) == 0 else EXIT_NONCONFORMANT
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from gateway.lint import lint_report, render_json, render_text
+
+    snapshot, ruleset = _load(args.paths)
+    report = lint_report(snapshot, ruleset)
+    print(render_json(report) if args.format == "json" else render_text(report))
+    return EXIT_NONCONFORMANT if report["errors"] else EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from gateway.explain import explain
+    from gateway.recorded import RecordError, envelope_from_record
+
+    snapshot, ruleset = _load(args.registry)
+    _report_diagnostics(snapshot, ruleset, sys.stderr)
+    try:
+        record = json.loads(Path(args.message).read_text("utf-8") if args.message != "-" else sys.stdin.read())
+        rules = ruleset.endpoints.get(record.get("endpoint", args.endpoint) or "") or ruleset.default_endpoint()
+        envelope = envelope_from_record(record, args.endpoint, rules.protocol if rules else None)
+    except (OSError, ValueError, AttributeError, RecordError) as exc:
+        print(f"xgate explain: cannot read the message: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(explain(ruleset, envelope))
+    verdict = judge_record(ruleset, record, args.endpoint)
+    return EXIT_OK if verdict.conformant else EXIT_NONCONFORMANT
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="xgate", description="Streaming validation gateway for xRegistry "
+                                     "message definitions.")
+    parser.add_argument("--version", action="version", version=f"xgate {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    check = commands.add_parser("check", help="judge recorded messages, one verdict per line")
+    check.add_argument("--registry", action="append", required=True, metavar="PATH",
+                       help="registry document or directory (repeatable)")
+    check.add_argument("--endpoint", help="endpoint id for messages that name none")
+    check.add_argument("--format", choices=("json", "table"), default="json")
+    check.add_argument("--strict", action="store_true", help="exit 2 when any document has an error")
+    check.add_argument("input", nargs="?", default="-", help="recorded messages (JSON lines); - is stdin")
+    check.set_defaults(handler=cmd_check)
+
+    lint = commands.add_parser("lint", help="load and compile documents, report what each holds")
+    lint.add_argument("paths", nargs="+", metavar="PATH")
+    lint.add_argument("--format", choices=("text", "json"), default="text")
+    lint.set_defaults(handler=cmd_lint)
+
+    explain = commands.add_parser("explain", help="why one message matched or did not")
+    explain.add_argument("--registry", action="append", required=True, metavar="PATH")
+    explain.add_argument("--endpoint")
+    explain.add_argument("message", help="one recorded message (JSON file, or - for stdin)")
+    explain.set_defaults(handler=cmd_explain)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
+    result: int = args.handler(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

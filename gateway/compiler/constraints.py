@@ -1,0 +1,171 @@
+"""Constraint closures: `check(view, bindings) -> tuple[Violation, ...] | None`.
+
+None means the constraint holds; the tuple is only built on failure. Values
+are bound into locals when the closure is made, so the per-message work is a
+getter call and a few comparisons. `bindings` carries placeholder texts
+across all constraints of one definition (CONFORMANCE.md section 5.4).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from gateway.cloudevents import MISSING, STRUCTURED
+from gateway.compiler.fields import Getter
+from gateway.compiler.templates import compile_template, has_placeholders
+from gateway.compiler.types import ANY_TIMESTAMPS, STRING_LIKE, canonical_type, checker, coerce, infer_type
+from gateway.compiler.view import MessageView
+from gateway.verdict import Rule, Violation
+
+Check = Callable[[MessageView, dict[str, str]], "tuple[Violation, ...] | None"]
+_ATTRIBUTE_NAME = re.compile(r"[a-z0-9]+")
+
+
+def resolve_type(propdef: dict[str, Any], default_type: str | None) -> str:
+    declared = canonical_type(propdef.get("type"))
+    if declared:
+        return declared
+    value = propdef.get("value")
+    if value is not None:
+        # placeholders need a string-like type; other literals imply their JSON type
+        return default_type if default_type in STRING_LIKE else infer_type(value)
+    return default_type or "any"
+
+
+def compile_property(path: str, getter: Getter, propdef: dict[str, Any], default_type: str | None) -> Check:
+    required = propdef.get("required") is True
+    type_name = resolve_type(propdef, default_type)
+    is_type = checker(type_name)
+    value = propdef.get("value")
+    template = None
+    expected: Any = MISSING
+    if isinstance(value, str) and (type_name in STRING_LIKE or type_name == "any") and has_placeholders(value):
+        template = compile_template(value)
+    elif value is not None and not (type_name == "timestamp" and value in ANY_TIMESTAMPS):
+        expected = coerce(value, type_name, isinstance(value, str))
+
+    def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+        values, text = getter(view)
+        if not values:
+            if required:
+                return (Violation(path, Rule.REQUIRED, "present", None, f"{path} is required but absent"),)
+            return None
+        for actual in values:
+            if not is_type(actual, text):
+                return (Violation(path, Rule.TYPE, type_name, actual, f"{path} is not a valid {type_name}"),)
+            if template is not None:
+                found = template.match(actual) if isinstance(actual, str) else None
+                if found is None:
+                    return (Violation(path, Rule.TEMPLATE, template.text, actual,
+                                      f"{path} does not fit the template {template.text}"),)
+                for name, bound_text in found.items():
+                    bound = bindings.setdefault(name, bound_text)
+                    if bound != bound_text:
+                        return (Violation(path, Rule.PLACEHOLDER, f"{{{name}}} = {bound}", bound_text,
+                                          f"placeholder {{{name}}} is {bound_text!r} here but {bound!r} elsewhere"),)
+            elif expected is not MISSING and coerce(actual, type_name, text) != expected:
+                return (Violation(path, Rule.VALUE, value, actual, f"{path} must be {value!r}"),)
+        return None
+
+    return check
+
+
+def _ce_violation(name: str, rule: Rule, expected: Any, actual: Any, message: str) -> Violation:
+    return Violation(f"envelopemetadata.{name}", rule, expected, actual, message)
+
+
+_URIREF = checker("urireference")
+_URI = checker("uri")
+_TIMESTAMP = checker("timestamp")
+
+
+def cloudevents_rules(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+    """The implicit CloudEvents 1.0 rules (CONFORMANCE.md section 5.1)."""
+    event = view.event
+    if event is None:
+        return (_ce_violation("specversion", Rule.SPECVERSION, "1.0", None, "the message is not a CloudEvent"),)
+    if event.problem is not None:
+        return (event.problem,)
+    attributes = event.attributes
+    text = event.text
+    found: list[Violation] = []
+    specversion = attributes.get("specversion")
+    if specversion != "1.0":
+        found.append(_ce_violation("specversion", Rule.SPECVERSION, "1.0", specversion,
+                                   "specversion is absent" if specversion is None else "specversion must be \"1.0\""))
+    for name in ("id", "source", "type"):
+        value = attributes.get(name)
+        if value is None or value == "":
+            found.append(_ce_violation(name, Rule.REQUIRED, "present", value,
+                                       f"CloudEvents attribute {name} is required and must not be empty"))
+        elif not isinstance(value, str):
+            found.append(_ce_violation(name, Rule.TYPE, "string", value, f"{name} must be a string"))
+    source = attributes.get("source")
+    if isinstance(source, str) and source and not _URIREF(source, text):
+        found.append(_ce_violation("source", Rule.TYPE, "urireference", source, "source must be a URI-reference"))
+    time = attributes.get("time")
+    if time is not None and not _TIMESTAMP(time, text):
+        found.append(_ce_violation("time", Rule.TYPE, "timestamp", time, "time must be an RFC 3339 timestamp"))
+    dataschema = attributes.get("dataschema")
+    if dataschema is not None and not _URI(dataschema, text):
+        found.append(_ce_violation("dataschema", Rule.TYPE, "uri", dataschema, "dataschema must be an absolute URI"))
+    for name in attributes:
+        if _ATTRIBUTE_NAME.fullmatch(name) is None:
+            found.append(_ce_violation(name, Rule.ATTRIBUTE_NAME, "[a-z0-9]+", name,
+                                       f"attribute name {name!r} must be lower-case letters and digits"))
+    return tuple(found) if found else None
+
+
+def media_type(value: str) -> str:
+    return value.split(";", 1)[0].strip().lower()
+
+
+def content_types_agree(actual: str, expected: tuple[str, ...]) -> bool:
+    kind = media_type(actual)
+    for wanted in expected:
+        if kind == wanted:
+            return True
+        if wanted in ("application/json", "text/json") and kind.endswith("+json"):
+            return True
+        if wanted in ("application/xml", "text/xml") and kind.endswith("+xml"):
+            return True
+    return False
+
+
+def compile_content_type(expected: tuple[str, ...], path: str, for_cloudevents: bool) -> Check:
+    wanted = tuple(media_type(e) for e in expected)
+    shown = " or ".join(expected)
+
+    def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+        event = view.event
+        if for_cloudevents and event is not None:
+            actual = event.attributes.get("datacontenttype")
+        else:
+            actual = view.protocol_content_type
+        if not isinstance(actual, str) or content_types_agree(actual, wanted):
+            return None
+        return (Violation(path, Rule.CONTENT_TYPE, shown, actual,
+                          f"content type {actual!r} does not agree with {shown}"),)
+
+    return check
+
+
+def compile_payload(validator: Any, for_cloudevents: bool) -> Check:
+    check_bytes = validator.check_bytes
+    check_value = validator.check_value
+
+    def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+        event = view.event
+        if for_cloudevents and event is not None:
+            content_type = event.attributes.get("datacontenttype")
+            if event.mode == STRUCTURED:
+                if event.problem is not None or event.data is MISSING:
+                    return None
+                if event.data_is_bytes:
+                    return check_bytes(event.data, content_type if isinstance(content_type, str) else None)
+                return check_value(event.data)
+            return check_bytes(view.envelope.body, content_type if isinstance(content_type, str) else None)
+        return check_bytes(view.envelope.body, view.protocol_content_type)
+
+    return check

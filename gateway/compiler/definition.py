@@ -1,0 +1,211 @@
+"""Compile one resolved message definition into a CompiledDefinition of ordered constraint closures."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from gateway.compiler.constraints import (Check, cloudevents_rules, compile_content_type, compile_payload,
+                                          compile_property)
+from gateway.compiler.fields import DISCRIMINATOR_FIELDS, option_constraints
+from gateway.compiler.payload import SchemaFormat, compile_payload_validator, implied_content_types, \
+    normalize_schema_format
+from gateway.compiler.templates import Template, compile_template, has_placeholders
+from gateway.compiler.view import MessageView
+from gateway.errors import Diagnostic, SchemaCompileError, Severity
+from gateway.loader.names import CLOUDEVENTS, protocol_family
+from gateway.model.resolved import MessageDefinition
+from gateway.verdict import Violation
+
+CE_DEFAULT_TYPES = {"id": "string", "source": "urireference", "specversion": "string", "type": "string",
+                    "datacontenttype": "string", "dataschema": "uri", "subject": "string", "time": "timestamp"}
+
+
+@dataclass(frozen=True, slots=True)
+class Discriminator:
+    """What a definition is dispatched on: a fixed value (exact lookup) or a template (tried in turn)."""
+
+    path: str
+    read: Callable[[MessageView], Any]
+    value: str
+    template: Template | None
+
+    def matches(self, view: MessageView) -> bool:
+        actual = self.read(view)
+        if not isinstance(actual, str):
+            return False
+        if self.template is not None:
+            return self.template.match(actual) is not None
+        return actual == self.value
+
+
+@dataclass(slots=True)
+class CompiledDefinition:
+    groupid: str
+    messageid: str
+    family: str | None
+    cloudevents: bool
+    specificity: int
+    discriminator: Discriminator | None
+    checks: tuple[Check, ...]
+    # (-specificity, groupid, messageid): the first match in this order wins
+    rank: tuple[int, str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rank = (-self.specificity, self.groupid, self.messageid)
+
+    def passes(self, view: MessageView) -> bool:
+        bindings: dict[str, str] = {}
+        for check in self.checks:
+            if check(view, bindings) is not None:
+                return False
+        return True
+
+    def violations(self, view: MessageView) -> tuple[Violation, ...]:
+        bindings: dict[str, str] = {}
+        found: list[Violation] = []
+        seen: set[tuple[str, str]] = set()
+        for check in self.checks:
+            for violation in check(view, bindings) or ():
+                key = (violation.path, violation.rule.value)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(violation)
+        return tuple(found)
+
+
+def read_ce_type(view: MessageView) -> Any:
+    return view.event.attributes.get("type") if view.event is not None else None
+
+
+def _field_reader(path: str) -> Callable[[MessageView], Any]:
+    if path == "protocoloptions.properties.subject":
+        return lambda view: (view.envelope.fields.get("properties") or {}).get("subject")
+    name = path.rsplit(".", 1)[-1]
+    return lambda view: view.envelope.fields.get(name)
+
+
+def _discriminator(definition: MessageDefinition, cloudevents: bool, family: str | None) -> Discriminator | None:
+    attrs = definition.attrs
+    if cloudevents:
+        spec = (attrs.get("envelopemetadata") or {}).get("type") or {}
+        path, reader = "envelopemetadata.type", read_ce_type
+        value = spec.get("value") if isinstance(spec, dict) else None
+    else:
+        path = DISCRIMINATOR_FIELDS.get(family or "", "")
+        if not path:
+            return None
+        options = attrs.get("protocoloptions") or {}
+        if path == "protocoloptions.properties.subject":
+            raw = (options.get("properties") or {}).get("subject")
+        else:
+            raw = options.get(path.rsplit(".", 1)[-1])
+        value = raw.get("value") if isinstance(raw, dict) else raw
+        reader = _field_reader(path)
+    if not isinstance(value, str) or not value:
+        return None
+    template = compile_template(value) if has_placeholders(value) else None
+    return Discriminator(path, reader, value, template)
+
+
+def _guess_format(schema: Any) -> str:
+    if isinstance(schema, str):
+        text = schema.lstrip()
+        return "XSD/1.0" if text.startswith("<") else "Protobuf/3"
+    if isinstance(schema, dict) and schema.get("type") in ("record", "enum", "fixed") or isinstance(schema, list):
+        return "Avro/1.11"
+    return "JSONSchema/draft-07"
+
+
+class PayloadCache:
+    """Identical schemas compile once per ruleset (many definitions share one schema)."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, Any] = {}
+
+    def get(self, fmt: SchemaFormat, schema: Any, type_name: str | None, where: str) -> Any:
+        key = json.dumps([fmt.kind, fmt.version, schema, type_name], sort_keys=True, default=str)
+        if key not in self._compiled:
+            self._compiled[key] = compile_payload_validator(fmt, schema, type_name=type_name, where=where)
+        return self._compiled[key]
+
+
+def compile_definition(definition: MessageDefinition, cache: PayloadCache,
+                       diagnostics: list[Diagnostic]) -> CompiledDefinition | None:
+    attrs = definition.attrs
+    cloudevents = attrs.get("envelope") == CLOUDEVENTS
+    family = protocol_family(attrs.get("protocol"))
+    checks: list[Check] = []
+    specificity = 0
+    metadata = attrs.get("envelopemetadata") or {}
+    declared_content_type: str | None = None
+    if cloudevents:
+        checks.append(cloudevents_rules)
+        for name, propdef in metadata.items():
+            if name == "datacontenttype" and isinstance(propdef.get("value"), str):
+                # compared as a media type by the content-type rule, not as a string
+                declared_content_type = propdef["value"]
+                propdef = {k: v for k, v in propdef.items() if k != "value"}
+            getter = _attribute_getter(name)
+            checks.append(compile_property(f"envelopemetadata.{name}", getter, propdef,
+                                           CE_DEFAULT_TYPES.get(name, "string")))
+            specificity += 1
+    for option in option_constraints(attrs.get("protocol"), attrs.get("protocoloptions") or {}):
+        checks.append(compile_property(option.path, option.getter, option.propdef, option.default_type))
+        specificity += 1
+    if isinstance(attrs.get("datacontenttype"), str):
+        declared_content_type = attrs["datacontenttype"]
+    payload_check, implied = _payload(definition, cloudevents, cache, diagnostics)
+    if payload_check is False:
+        return None
+    expected = (declared_content_type,) if declared_content_type else implied
+    if expected:
+        path = "envelopemetadata.datacontenttype" if cloudevents else "datacontenttype"
+        checks.append(compile_content_type(expected, path, cloudevents))
+        specificity += 1 if declared_content_type else 0
+    if payload_check is not None:
+        checks.append(payload_check)
+        specificity += 1
+    return CompiledDefinition(definition.groupid, definition.messageid, family, cloudevents, specificity,
+                              _discriminator(definition, cloudevents, family), tuple(checks))
+
+
+def _attribute_getter(name: str) -> Callable[[MessageView], tuple[tuple[Any, ...], bool]]:
+    def get(view: MessageView) -> tuple[tuple[Any, ...], bool]:
+        event = view.event
+        if event is None or name not in event.attributes or event.attributes[name] is None:
+            return (), False
+        return (event.attributes[name],), event.text
+    return get
+
+
+def _payload(definition: MessageDefinition, cloudevents: bool, cache: PayloadCache,
+             diagnostics: list[Diagnostic]) -> tuple[Check | None | bool, tuple[str, ...]]:
+    """(check, implied content types); check is False when the schema fails to compile."""
+    payload = definition.payload
+    if payload is None:
+        return None, ()
+    where = payload.origin
+    text = payload.format if isinstance(payload.format, str) else None
+    if text is None:
+        text = _guess_format(payload.schema)
+        diagnostics.append(Diagnostic(Severity.WARNING, where.file,
+                                      f"message {definition.messageid!r} names no dataschemaformat; "
+                                      f"the schema is read as {text}", pointer=where.pointer, code="schema-format"))
+    fmt = normalize_schema_format(text)
+    if fmt is None:
+        diagnostics.append(Diagnostic(Severity.WARNING, where.file,
+                                      f"schema format {text!r} is not supported; the payload of "
+                                      f"{definition.messageid!r} is not validated", pointer=where.pointer,
+                                      code="schema-format"))
+        return None, ()
+    try:
+        validator = cache.get(fmt, payload.schema, payload.type_name, f"{where.file}#{where.pointer}")
+    except SchemaCompileError as exc:
+        pointer = where.pointer + (exc.pointer if exc.pointer.startswith("/") or not exc.pointer else "/" + exc.pointer)
+        diagnostics.append(Diagnostic(Severity.ERROR, where.file,
+                                      f"schema of message {definition.messageid!r} does not compile: {exc}",
+                                      pointer=pointer, code="schema-compile"))
+        return False, ()
+    return compile_payload(validator, cloudevents), implied_content_types(fmt.kind)

@@ -1,0 +1,14 @@
+"""Payload validators: one compiled validator per schema, judged per message."""
+
+from __future__ import annotations
+
+from .base import PayloadValidator, compile_payload_validator
+from .formats import SchemaFormat, implied_content_types, normalize_schema_format
+
+__all__ = [
+    "PayloadValidator",
+    "SchemaFormat",
+    "compile_payload_validator",
+    "implied_content_types",
+    "normalize_schema_format",
+]

@@ -1,0 +1,65 @@
+"""`xgate lint`: what each document holds, and every warning and error found loading and compiling it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gateway.compiler import Ruleset
+from gateway.errors import Diagnostic, Severity
+from gateway.loader import Snapshot
+
+
+def all_diagnostics(snapshot: Snapshot, ruleset: Ruleset) -> list[Diagnostic]:
+    return list(snapshot.diagnostics) + list(ruleset.diagnostics)
+
+
+def lint_report(snapshot: Snapshot, ruleset: Ruleset) -> dict[str, Any]:
+    diagnostics = all_diagnostics(snapshot, ruleset)
+    by_file: dict[str, list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        by_file.setdefault(diagnostic.file, []).append(diagnostic)
+    files = []
+    for summary in snapshot.files:
+        found = by_file.pop(summary.file, [])
+        files.append({
+            "file": summary.file, "generation": summary.generation,
+            "endpoints": list(summary.endpoints), "messagegroups": list(summary.messagegroups),
+            "messages": summary.messages, "schemagroups": list(summary.schemagroups), "schemas": summary.schemas,
+            "errors": [d.as_dict() for d in found if d.severity is Severity.ERROR],
+            "warnings": [d.as_dict() for d in found if d.severity is Severity.WARNING],
+        })
+    for file, found in by_file.items():  # files outside the load set (missing paths, referenced files)
+        files.append({"file": file, "generation": None, "endpoints": [], "messagegroups": [], "messages": 0,
+                      "schemagroups": [], "schemas": 0,
+                      "errors": [d.as_dict() for d in found if d.severity is Severity.ERROR],
+                      "warnings": [d.as_dict() for d in found if d.severity is Severity.WARNING]})
+    errors = sum(len(f["errors"]) for f in files)
+    warnings = sum(len(f["warnings"]) for f in files)
+    return {"files": files, "errors": errors, "warnings": warnings,
+            "compiled": {"endpoints": len(ruleset.endpoints), "definitions": ruleset.definition_count},
+            "digest": snapshot.digest}
+
+
+def render_text(report: dict[str, Any]) -> str:
+    lines = []
+    for entry in report["files"]:
+        held = (f"{len(entry['endpoints'])} endpoints, {len(entry['messagegroups'])} message groups, "
+                f"{entry['messages']} messages, {len(entry['schemagroups'])} schema groups, "
+                f"{entry['schemas']} schemas")
+        generation = f" [{entry['generation']}]" if entry["generation"] else ""
+        lines.append(f"{entry['file']}{generation}: {held}")
+        for kind in ("errors", "warnings"):
+            for item in entry[kind]:
+                diagnostic = Diagnostic(Severity(item["severity"]), item["file"], item["message"], item["pointer"],
+                                        item["line"], item["column"], item["code"])
+                lines.append(f"  {diagnostic}")
+    compiled = report["compiled"]
+    lines.append(f"{len(report['files'])} files, {compiled['endpoints']} endpoints and "
+                 f"{compiled['definitions']} message definitions compiled, "
+                 f"{report['errors']} errors, {report['warnings']} warnings")
+    return "\n".join(lines)
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2)

@@ -1,0 +1,135 @@
+"""The recorded-message form of CONFORMANCE.md section 7: one JSON object per line <-> Envelope."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from gateway.envelope import Envelope
+from gateway.loader.names import normalize_protocol
+
+AMQP_SECTIONS = ("properties", "application-properties", "message-annotations", "delivery-annotations",
+                 "header", "footer")
+_AMQP_ALIASES = {"application_properties": "application-properties", "message_annotations": "message-annotations",
+                 "delivery_annotations": "delivery-annotations"}
+MQTT_FIELDS = ("topic_name", "qos", "retain", "content_type", "payload_format", "message_expiry_interval",
+               "response_topic")
+
+
+class RecordError(ValueError):
+    """A recorded message that cannot be turned into an Envelope (names the field)."""
+
+
+def _bytes(value: Any, field: str) -> bytes:
+    if isinstance(value, dict) and "base64" in value:
+        try:
+            return base64.b64decode(value["base64"], validate=True)
+        except (binascii.Error, ValueError, TypeError) as exc:
+            raise RecordError(f"{field}: invalid base64 ({exc})") from None
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    raise RecordError(f"{field}: expected a string or {{\"base64\": ...}}, found {type(value).__name__}")
+
+
+def _typed(value: Any) -> Any:
+    """AMQP values keep their JSON types; `{"base64": ...}` is binary."""
+    if isinstance(value, dict):
+        if set(value) == {"base64"}:
+            return _bytes(value, "amqp value")
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return value
+
+
+def _pairs(value: Any, field: str, *, allow_lists: bool) -> list[tuple[str, Any]]:
+    """Headers as ordered (name, value) pairs; a map value may be a list for repeated headers."""
+    pairs: list[tuple[str, Any]] = []
+    if value is None:
+        return pairs
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if isinstance(item, list) and allow_lists:
+                pairs.extend((name, v) for v in item)
+            else:
+                pairs.append((name, item))
+        return pairs
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict) and "name" in item:
+                pairs.append((str(item["name"]), item.get("value")))
+            elif isinstance(item, (list, tuple)) and len(item) == 2:
+                pairs.append((str(item[0]), item[1]))
+            else:
+                raise RecordError(f"{field}[{index}]: expected {{\"name\", \"value\"}} or [name, value]")
+        return pairs
+    raise RecordError(f"{field}: expected an object or a list, found {type(value).__name__}")
+
+
+def _text_pairs(value: Any, field: str) -> list[tuple[str, str]]:
+    out = []
+    for name, item in _pairs(value, field, allow_lists=True):
+        if isinstance(item, dict) and "base64" in item:
+            out.append((name, _bytes(item, f"{field}.{name}").decode("utf-8", "replace")))
+        elif item is None:
+            continue
+        else:
+            out.append((name, item if isinstance(item, str) else str(item)))
+    return out
+
+
+def envelope_from_record(record: Any, default_endpoint: str | None = None,
+                         default_protocol: str | None = None) -> Envelope:
+    if not isinstance(record, dict):
+        raise RecordError(f"a recorded message is a JSON object, found {type(record).__name__}")
+    raw_protocol = record.get("protocol", default_protocol)
+    protocol = normalize_protocol(raw_protocol)
+    if protocol is None:
+        raise RecordError(f"protocol: {raw_protocol!r} is not one of KAFKA, MQTT/3.1.1, MQTT/5.0, AMQP/1.0, "
+                          "NATS, HTTP")
+    if "body_base64" in record:
+        body = _bytes({"base64": record["body_base64"]}, "body_base64")
+    elif record.get("body") is None:
+        body = b""
+    elif isinstance(record["body"], str):
+        body = record["body"].encode("utf-8")
+    else:
+        raise RecordError("body: expected UTF-8 text (use body_base64 for bytes)")
+    fields: dict[str, Any] = {}
+    if protocol == "KAFKA":
+        fields["topic"] = record.get("topic")
+        fields["partition"] = record.get("partition")
+        fields["timestamp"] = record.get("timestamp")
+        if "key_base64" in record:
+            fields["key"] = _bytes({"base64": record["key_base64"]}, "key_base64")
+        elif record.get("key") is not None:
+            fields["key"] = _bytes(record["key"], "key")
+        else:
+            fields["key"] = None
+        fields["headers"] = [(name, None if value is None else _bytes(value, f"headers.{name}"))
+                             for name, value in _pairs(record.get("headers"), "headers", allow_lists=True)]
+    elif protocol.startswith("MQTT"):
+        for name in MQTT_FIELDS:
+            if name in record:
+                fields[name] = record[name]
+        if record.get("correlation_data") is not None:
+            fields["correlation_data"] = _bytes(record["correlation_data"], "correlation_data")
+        fields["user_properties"] = _text_pairs(record.get("user_properties"), "user_properties")
+    elif protocol == "AMQP/1.0":
+        for key, value in record.items():
+            section = _AMQP_ALIASES.get(key, key)
+            if section in AMQP_SECTIONS:
+                if not isinstance(value, dict):
+                    raise RecordError(f"{key}: an AMQP section is a JSON object")
+                fields[section] = _typed(value)
+    elif protocol == "NATS":
+        fields["subject"] = record.get("subject")
+        fields["reply-to"] = record.get("reply-to", record.get("reply_to"))
+        fields["headers"] = _text_pairs(record.get("headers"), "headers")
+    else:
+        fields["method"] = record.get("method")
+        fields["path"] = record.get("path")
+        fields["query"] = _text_pairs(record.get("query"), "query")
+        fields["headers"] = _text_pairs(record.get("headers"), "headers")
+    return Envelope(protocol, fields, body, endpoint=record.get("endpoint", default_endpoint))
