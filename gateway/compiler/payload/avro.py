@@ -53,7 +53,7 @@ def compile_avro(schema: object, type_name: str | None) -> AvroValidator:
     named: dict[str, Any] = {}
     try:
         parsed = parse_schema(source, named)
-    except Exception as exc:  # noqa: BLE001 - fastavro raises several unrelated types
+    except Exception as exc:  # fastavro raises several unrelated types
         raise SchemaCompileError(f"invalid Avro schema: {one_line(exc)}") from exc
     if type_name:
         parsed = _select(named, type_name)
@@ -154,7 +154,7 @@ class AvroValidator:
     """One compiled Avro schema (or a named type selected from it)."""
 
     kind: str = AVRO
-    __slots__ = ("_schema", "_paths")
+    __slots__ = ("_paths", "_schema")
 
     def __init__(self, schema: Any, paths: dict[str, str]) -> None:
         self._schema = schema

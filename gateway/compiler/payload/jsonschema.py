@@ -89,9 +89,7 @@ def compile_jsonschema(schema: object, version: str) -> JsonSchemaValidator:
         except orjson.JSONDecodeError as exc:
             raise SchemaCompileError(f"JSON Schema is not valid JSON: {exc}") from exc
     if not isinstance(schema, (dict, bool)):
-        raise SchemaCompileError(
-            f"a JSON Schema is an object or a boolean, not {type(schema).__name__}"
-        )
+        raise SchemaCompileError(f"a JSON Schema is an object or a boolean, not {type(schema).__name__}")
     cls = _validator_class(schema, version)
     try:
         validator = cls(schema, validate_formats=False, retriever=_refuse_retrieval)
@@ -111,7 +109,7 @@ class JsonSchemaValidator:
     """One compiled JSON Schema; `is_valid` first, the detailed pass only on failure."""
 
     kind: str = JSONSCHEMA
-    __slots__ = ("_validator", "_is_valid")
+    __slots__ = ("_is_valid", "_validator")
 
     def __init__(self, validator: jsonschema_rs.Validator) -> None:
         self._validator = validator

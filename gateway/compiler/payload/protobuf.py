@@ -25,7 +25,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
@@ -89,7 +89,7 @@ def _source(schema: object) -> str:
 
 def _compile(text: str) -> _Compiled | str:
     """Run protoc; the compiled pool, or the error text to raise (and cache)."""
-    from grpc_tools import _protoc_compiler  # heavy; only loaded when a .proto is used
+    from grpc_tools import _protoc_compiler  # type: ignore[import-untyped]  # heavy: loaded on first .proto
 
     include = str(resources.files("grpc_tools") / "_proto")
     with tempfile.TemporaryDirectory(prefix="xgate-proto-") as tmp:
@@ -203,7 +203,7 @@ class ProtobufValidator:
         """A JSON value in the proto3 JSON mapping; unknown fields are rejected."""
         message = self._cls()
         try:
-            json_format.ParseDict(value, message, descriptor_pool=self._pool)
+            json_format.ParseDict(cast(Any, value), message, descriptor_pool=self._pool)
         except Exception as exc:  # noqa: BLE001 - ParseError, and TypeError for non-object shapes
             return (_json_violation(value, exc, self._cls.DESCRIPTOR.full_name),)
         if message.IsInitialized():
@@ -213,7 +213,7 @@ class ProtobufValidator:
 
 def _missing_required(message: Message) -> Violations:
     """proto2 (or editions LEGACY_REQUIRED) fields absent from the payload, nested ones too."""
-    missing = message.FindInitializationErrors()[:MAX_VIOLATIONS]
+    missing: list[str] = list(cast(Any, message).FindInitializationErrors())[:MAX_VIOLATIONS]
     found: list[Violation] = [
         schema_violation(_field_pointer(name), "required field present", None, f"required field {name} is missing")
         for name in missing
@@ -238,7 +238,9 @@ def _json_violation(value: object, exc: Exception, name: str) -> Violation:
     elif isinstance(value, dict):
         # Nested failures read "Failed to parse inner field: Failed to parse v field: ...".
         pointer = "".join("/" + name for name in _JSON_FIELD.findall(text))
-    return schema_violation(pointer, f"JSON mapping of {name}", value, f"payload does not map to {name}: {one_line(text)}")
+    return schema_violation(
+        pointer, f"JSON mapping of {name}", value, f"payload does not map to {name}: {one_line(text)}"
+    )
 
 
 def _field_pointer(path: str) -> str:

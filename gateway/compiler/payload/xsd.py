@@ -41,7 +41,7 @@ def compile_xsd(schema: object, version: str, type_name: str | None) -> XsdValid
         warnings.simplefilter("always")
         try:
             compiled = cls(source, allow=_ALLOW, defuse=_DEFUSE)
-        except Exception as exc:  # noqa: BLE001 - parse errors, forbidden resources, bad components
+        except Exception as exc:  # parse errors, forbidden resources, bad components
             notes = " ".join(one_line(w.message, 200) for w in caught)
             raise SchemaCompileError(f"invalid XSD: {one_line(exc, 500)}{' (' + notes + ')' if notes else ''}") from exc
     root: str | None = None
@@ -62,7 +62,7 @@ class XsdValidator:
     """One compiled XSD; any global element may be the root unless one was selected."""
 
     kind: str = XSD
-    __slots__ = ("_schema", "_root")
+    __slots__ = ("_root", "_schema")
 
     def __init__(self, schema: XMLSchemaBase, root: str | None) -> None:
         self._schema = schema

@@ -501,9 +501,11 @@ def test_xsd_version_selects_xsd11() -> None:
         "<xs:schema",
         "<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema'><xs:element name='a' type='xs:nope'/></xs:schema>",
         "schema.xsd",
-        "<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema' xmlns:x='urn:x'>"
-        "<xs:import namespace='urn:x' schemaLocation='http://localhost:1234/x.xsd'/>"
-        "<xs:element name='a' type='x:T'/></xs:schema>",
+        (
+            "<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema' xmlns:x='urn:x'>"
+            "<xs:import namespace='urn:x' schemaLocation='http://localhost:1234/x.xsd'/>"
+            "<xs:element name='a' type='x:T'/></xs:schema>"
+        ),
         12,
     ],
 )

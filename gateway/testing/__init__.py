@@ -1,0 +1,1 @@
+"""Test and demo helpers that are real implementations, not mocks."""
