@@ -56,6 +56,7 @@ class _Compiled:
 
 # sha256(source) -> compiled pool, or protoc's error text (a bad file stays bad).
 _CACHE: dict[str, _Compiled | str] = {}
+_CACHE_LIMIT = 256
 _LOCK = threading.Lock()
 
 
@@ -68,7 +69,12 @@ def compile_protobuf(schema: object, type_name: str | None) -> ProtobufValidator
         with _LOCK:
             compiled = _CACHE.get(key)
             if compiled is None:
-                compiled = _compile(text)
+                try:
+                    compiled = _compile(text)
+                except OSError as exc:  # the temp dir, not the schema: not cached
+                    raise SchemaCompileError(f"could not run protoc: {exc}") from exc
+                while len(_CACHE) >= _CACHE_LIMIT:
+                    del _CACHE[next(iter(_CACHE))]  # oldest first; reloads keep adding sources
                 _CACHE[key] = compiled
     if isinstance(compiled, str):
         raise SchemaCompileError(compiled)

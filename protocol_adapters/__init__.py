@@ -1,0 +1,1 @@
+"""Protocol adapters: one folder per protocol behind the SourceAdapter / SinkAdapter protocols."""
