@@ -201,7 +201,7 @@ def _payload(definition: MessageDefinition, cloudevents: bool, cache: PayloadCac
                                       code="schema-format"))
         return None, ()
     try:
-        validator = cache.get(fmt, payload.schema, payload.type_name, f"{where.file}#{where.pointer}")
+        validator = cache.get(fmt, payload.schema, payload.type_name, "")
     except SchemaCompileError as exc:
         pointer = where.pointer + (exc.pointer if exc.pointer.startswith("/") or not exc.pointer else "/" + exc.pointer)
         diagnostics.append(Diagnostic(Severity.ERROR, where.file,
