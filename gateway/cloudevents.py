@@ -10,8 +10,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from gateway.envelope import Envelope, header_value
 from gateway.verdict import Rule, Violation
@@ -19,6 +22,7 @@ from gateway.verdict import Rule, Violation
 STRUCTURED = "structured"
 BINARY = "binary"
 _CE_MEDIA = "application/cloudevents"
+_ATTRIBUTE_NAME = re.compile(r"[a-z0-9]+")
 _BATCH_MEDIA = "application/cloudevents-batch"
 MISSING: Any = object()
 
@@ -62,6 +66,49 @@ def protocol_content_type(envelope: Envelope) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL)
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+
+
+def decode_header_value(value: str) -> str | None:
+    """HTTP and NATS bindings 3.1.3.2: unescape double-quoted strings, then one round of percent-decoding.
+
+    None when the decoded bytes are not UTF-8 (overlong forms included): the bindings say such a value
+    MUST be rejected.
+    """
+    if '"' in value:
+        value = _QUOTED.sub(lambda m: _ESCAPED.sub(r"\1", m.group(1)), value)
+    if "%" not in value:
+        return value
+    try:
+        return unquote_to_bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+# CloudEvents core attributes whose type is String, URI or URI-reference: their native AMQP form is a string
+_STRING_CORE_ATTRIBUTES = frozenset({"specversion", "id", "source", "type", "datacontenttype", "dataschema",
+                                     "subject"})
+
+
+def canonical_amqp_value(value: Any) -> Any:
+    """AMQP 3.1.3.2: an application property carries the native AMQP type or the canonical string; a receiver
+    MUST read both, so a native long, boolean, binary, double or timestamp becomes its canonical string and
+    the attribute is judged as text (its declared type decides, as for header text)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, datetime):
+        text = value.isoformat()
+        if value.tzinfo is None:  # an AMQP timestamp is UTC
+            return text + "Z"
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    return value
+
+
 def _decode_problem(message: str, actual: Any) -> Violation:
     return Violation("body", Rule.DECODE, "a JSON CloudEvent (structured mode)", actual, message)
 
@@ -89,7 +136,8 @@ def read_structured_event(event: Any) -> CloudEventReading:
     if not isinstance(event, dict):
         return CloudEventReading(STRUCTURED, {}, False, problem=_decode_problem(
             f"a structured CloudEvent is a JSON object, found {type(event).__name__}", event))
-    attributes = {k: v for k, v in event.items() if k not in ("data", "data_base64")}
+    # json-format 2.2: a null attribute value means the attribute is unset
+    attributes = {k: v for k, v in event.items() if k not in ("data", "data_base64") and v is not None}
     reading = CloudEventReading(STRUCTURED, attributes, False)
     if "data_base64" in event:
         encoded = event["data_base64"]
@@ -116,27 +164,43 @@ def read_binary(envelope: Envelope) -> CloudEventReading:
     fields = envelope.fields
     protocol = envelope.protocol
     attributes: dict[str, Any] = {}
+    problem: Violation | None = None
     if protocol == "KAFKA":
         for name, value in fields.get("headers") or ():
-            if name[:3].lower() == "ce_":
+            # Kafka header keys are case-sensitive: `CE_id` is not the attribute `id` (binding 3.2.3.1)
+            if name.startswith("ce_"):
                 attributes[name[3:]] = header_text(value)
     elif protocol == "MQTT/5.0":
+        # MQTT has no attribute prefix: a user property whose name cannot be an attribute name
+        # (`x-request-id`) is an application property, not a malformed CloudEvents attribute
         for name, value in fields.get("user_properties") or ():
-            attributes[name] = value
+            if _ATTRIBUTE_NAME.fullmatch(name):
+                attributes[name] = value
     elif protocol == "AMQP/1.0":
         for name, value in (fields.get("application-properties") or {}).items():
             if name.startswith(("cloudEvents_", "cloudEvents:")):
-                attributes[name[12:]] = value
+                attribute = name[12:]
+                # a non-string value of a string-typed core attribute stays as it is and fails `type`
+                attributes[attribute] = value if attribute in _STRING_CORE_ATTRIBUTES else \
+                    canonical_amqp_value(value)
     elif protocol in ("NATS", "HTTP"):
         for name, value in fields.get("headers") or ():
             if name[:3].lower() == "ce-":
-                attributes[name[3:].lower()] = value
+                text = decode_header_value(value) if isinstance(value, str) else value
+                if text is None:
+                    text = value
+                    problem = problem or Violation(
+                        f"protocoloptions.headers.{name}", Rule.DECODE, "percent-encoded UTF-8", value,
+                        f"header {name} is not valid percent-encoded UTF-8 ({protocol} binding 3.1.3.2)")
+                attributes[name[3:].lower()] = text
     if protocol != "NATS" and "datacontenttype" not in attributes:
         content_type = protocol_content_type(envelope)
         if content_type is not None:
             attributes["datacontenttype"] = content_type
-    # AMQP keeps typed values in application-properties; everything else arrives as text
-    return CloudEventReading(BINARY, attributes, text=protocol != "AMQP/1.0")
+    # an absent (null) header or property value is an unset attribute
+    attributes = {k: v for k, v in attributes.items() if v is not None}
+    # every binding's values arrive as text; AMQP native values were turned into canonical strings above
+    return CloudEventReading(BINARY, attributes, text=True, problem=problem)
 
 
 def read_cloudevents(envelope: Envelope, allowed_mode: str | None) -> list[CloudEventReading]:

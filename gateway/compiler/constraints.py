@@ -28,8 +28,15 @@ def resolve_type(propdef: dict[str, Any], default_type: str | None) -> str:
         return declared
     value = propdef.get("value")
     if value is not None:
-        # placeholders need a string-like type; other literals imply their JSON type
-        return default_type if default_type in STRING_LIKE else infer_type(value)
+        # placeholders need a string-like type; a literal of the field's own type (CloudEvents `time` is a
+        # timestamp, "any timestamp" included) keeps that type; other literals imply their JSON type
+        if default_type in STRING_LIKE:
+            return default_type
+        if default_type == "timestamp" and value in ANY_TIMESTAMPS:
+            return default_type
+        if default_type is not None and checker(default_type)(value, isinstance(value, str)):
+            return default_type
+        return infer_type(value)
     return default_type or "any"
 
 

@@ -87,7 +87,8 @@ def _entries(spec: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 _SCALARS: dict[str, tuple[tuple[str, str | None], ...]] = {
-    "KAFKA": (("topic", "string"), ("partition", "integer"), ("timestamp", "integer")),
+    # a Kafka timestamp is int64 milliseconds: far beyond the 32-bit `integer` range of section 5.3
+    "KAFKA": (("topic", "string"), ("partition", "integer"), ("timestamp", "number")),
     "MQTT": (("topic_name", "string"), ("qos", "integer"), ("retain", "boolean"), ("payload_format", "integer"),
              ("message_expiry_interval", "integer"), ("response_topic", "string"), ("content_type", "string")),
     "NATS": (("subject", "string"), ("reply-to", "string")),

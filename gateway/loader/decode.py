@@ -58,8 +58,25 @@ def decode_text(text: str, file: str, *, yaml_syntax: bool) -> tuple[Any, Diagno
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
+        comma = _trailing_comma(text, exc.pos)
+        if comma is not None:
+            line = text.count("\n", 0, comma) + 1
+            column = comma - (text.rfind("\n", 0, comma) + 1) + 1
+            return None, Diagnostic(Severity.ERROR, file, "invalid JSON: trailing comma before "
+                                    f"{text[exc.pos]!r} (JSON allows no comma after the last member)",
+                                    line=line, column=column, code="parse")
         return None, Diagnostic(Severity.ERROR, file, f"invalid JSON: {exc.msg}", line=exc.lineno,
                                 column=exc.colno, code="parse")
+
+
+def _trailing_comma(text: str, pos: int) -> int | None:
+    """Offset of the comma when the parser stopped at `}` or `]` right after one (a common hand-editing slip)."""
+    if pos >= len(text) or text[pos] not in "}]":
+        return None
+    before = pos - 1
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    return before if before >= 0 and text[before] == "," else None
 
 
 def decode_file(path: Path) -> tuple[Any, Diagnostic | None]:

@@ -16,13 +16,16 @@ from typing import Any
 from gateway.errors import Diagnostic, Severity
 from gateway.loader.names import normalize_envelope, normalize_protocol
 from gateway.loader.refs import parse_ref
-from gateway.model import Doc, Entity, Origin
+from gateway.model import Doc, Entity, Origin, Ref
 
 GROUP_KEYS = ("messagegroups", "definitionGroups", "definitiongroups", "groups")
 MESSAGE_KEYS = ("messages", "definitions")
 SCHEMAGROUP_KEYS = ("schemagroups", "schemaGroups")
 PROPDEF_KEYS = frozenset({"type", "value", "required", "description", "specurl", "name"})
 SCHEMA_URI_KEYS = ("dataschemauri", "dataschemaurl", "schemauri", "schemaurl", "schemaUrl", "schemaURL", "schemaUri")
+# keys of a group entry in an xRegistry model file (model.json), never in a registry document
+MODEL_KEYS = frozenset({"plural", "singular", "resources", "$include", "modelversion"})
+WILL_KEYS = ("willmessage", "will-message")
 BASEMESSAGE_KEYS = ("basemessage", "basemessageurl", "basemessageuri", "basemessageUrl")
 # old protocol option spellings -> 1.0 names
 OPTION_ALIASES = {"topic-name": "topic_name", "user-properties": "user_properties",
@@ -79,9 +82,11 @@ def detect_generation(raw: dict[str, Any]) -> str:
     groups = raw.get("messagegroups")
     if isinstance(groups, dict):
         for group in groups.values():
-            if isinstance(group, dict) and "definitions" in group:
+            definitions = group.get("definitions") if isinstance(group, dict) else None
+            if isinstance(definitions, dict) and any(isinstance(d, dict) and "versions" in d
+                                                     for d in definitions.values()):
                 return "Message Catalog 0.1"
-            messages = group.get("messages") if isinstance(group, dict) else None
+            messages = group.get("messages", definitions) if isinstance(group, dict) else None
             if isinstance(messages, dict):
                 for msg in messages.values():
                     if isinstance(msg, dict) and "envelope" in msg:
@@ -91,12 +96,32 @@ def detect_generation(raw: dict[str, Any]) -> str:
     return "1.0"
 
 
+def _foreign_kind(raw: dict[str, Any]) -> str | None:
+    """Documents that sit beside registries but are not one: xRegistry model files, JSON Schemas, OpenAPI."""
+    groups = raw.get("groups")
+    if isinstance(groups, dict) and groups and all(
+            key == "$includes" or (isinstance(value, dict) and not MODEL_KEYS.isdisjoint(value))
+            for key, value in groups.items()):
+        return "an xRegistry model definition"
+    if any(k in raw for k in (*GROUP_KEYS, *SCHEMAGROUP_KEYS, "endpoints")):
+        return None
+    if isinstance(raw.get("$schema"), str) and "json-schema.org" in raw["$schema"]:
+        return "a JSON Schema"
+    if "openapi" in raw or "asyncapi" in raw:
+        return "an OpenAPI/AsyncAPI document"
+    return None
+
+
 def normalize_document(raw: Any, file: str) -> tuple[Doc, list[Diagnostic]]:
     ctx = _Ctx(file)
     root = Origin(file, "")
     if not isinstance(raw, dict):
         ctx.error(root, f"a registry document is a JSON object, found {type(raw).__name__}", "shape")
         return Doc(file, "unknown"), ctx.diagnostics
+    kind = _foreign_kind(raw)
+    if kind is not None:
+        ctx.warn(root, f"{kind}, not a registry document: nothing is loaded from it", "not-registry")
+        return Doc(file, "not a registry"), ctx.diagnostics
     doc = Doc(file, detect_generation(raw))
     key, groups = _first(raw, GROUP_KEYS)
     if key is not None:
@@ -137,7 +162,13 @@ def _normalize_loose_resources(raw: dict[str, Any], doc: Doc, root: Origin, ctx:
             group = Entity("schemagroup", gid, {}, root)
             if len(tail) >= 5 and tail[3] == "versions":
                 schema = Entity("schema", sid, {"format": raw.get("format")}, root)
-                schema.children[tail[4]] = _normalize_version(tail[4], raw, root, ctx, raw.get("format"))
+                vraw, vorigin = raw, root
+                inner = raw.get("versions")
+                if isinstance(inner, dict) and isinstance(inner.get(tail[4]), dict) and not any(
+                        k in raw for k in ("schema", "schemaobject", "schemabase64", *SCHEMA_URI_KEYS)):
+                    # the version's folder holds the whole schema resource (codegen split-files): take V from it
+                    vraw, vorigin = inner[tail[4]], root.child("versions", tail[4])
+                schema.children[tail[4]] = _normalize_version(tail[4], vraw, vorigin, ctx, raw.get("format"))
             else:
                 built = normalize_schema(sid, raw, root, ctx)
                 if built is None:
@@ -193,11 +224,13 @@ def normalize_message(gid: str, mid: str, raw: Any, origin: Origin, ctx: _Ctx,
     attrs: dict[str, Any] = {}
     envelope_raw = raw.get("envelope", raw.get("format"))
     protocol_raw = raw.get("protocol", raw.get("binding"))
+    protocol_format = False
     if normalize_envelope(envelope_raw) is None and normalize_protocol(envelope_raw) is not None:
         # 0.4-wip wrote the protocol binding into `format` (`"format": "MQTT/3.1.1"`)
         protocol_raw = protocol_raw if protocol_raw is not None else envelope_raw
         envelope_raw = None
         attrs["envelope"] = None
+        protocol_format = True
     elif envelope_raw is None and group_attrs:
         envelope_raw = group_attrs.get("envelope")
     if envelope_raw is not None:
@@ -205,7 +238,15 @@ def normalize_message(gid: str, mid: str, raw: Any, origin: Origin, ctx: _Ctx,
         if envelope is None:
             ctx.warn(origin.child("envelope"), f"unknown envelope {envelope_raw!r}: treated as none", "envelope")
         attrs["envelope"] = envelope
+    # the 1.0 `protocoloptions` of old generations: 232ff64 `binding` + `message{...}`, and 0.4/0.5 protocol
+    # fields (`properties`, `application-properties`, `header`, ...) under the `metadata` of a protocol-format message
+    legacy_options = raw.get("message") if isinstance(raw.get("message"), dict) else None
     metadata_key, metadata = _first(raw, ("envelopemetadata", "metadata"))
+    if metadata_key == "metadata" and protocol_format and isinstance(metadata, dict) and "attributes" not in metadata:
+        legacy_options, metadata_key = metadata, None
+    if metadata_key is None and catalog is not None and isinstance(catalog.get("attributes"), dict):
+        # Message Catalog 0.1 declares the CloudEvents attributes as `versions[].definition.attributes`
+        metadata_key, metadata = "attributes", catalog["attributes"]
     if metadata_key is not None:
         attrs["envelopemetadata"] = _normalize_metadata(metadata, origin.child(metadata_key), ctx)
     if protocol_raw is None and group_attrs:
@@ -218,6 +259,8 @@ def normalize_message(gid: str, mid: str, raw: Any, origin: Origin, ctx: _Ctx,
         attrs["protocol"] = protocol
     if isinstance(raw.get("protocoloptions"), dict):
         attrs["protocoloptions"] = normalize_options(raw["protocoloptions"], attrs.get("protocol"))
+    elif legacy_options is not None:
+        attrs["protocoloptions"] = normalize_options(legacy_options, attrs.get("protocol"))
     if "envelopeoptions" in raw:
         attrs["envelopeoptions"] = raw["envelopeoptions"]
     _normalize_schema_link(raw, attrs, origin, ctx)
@@ -403,6 +446,9 @@ def _normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: _Ctx) -> Entity
             else:
                 refs.append((ref, origin.child(key, str(index))))
     attrs["messagegroups"] = refs
+    will = _will_message(raw, origin, ctx)
+    if will is not None:
+        attrs["willmessage"] = will
     endpoint = Entity("endpoint", eid, attrs, origin)
     key, messages = _first(raw, MESSAGE_KEYS)
     if key is not None:
@@ -412,3 +458,24 @@ def _normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: _Ctx) -> Entity
             if msg is not None:
                 endpoint.children[mid] = msg
     return endpoint
+
+
+def _will_message(raw: dict[str, Any], origin: Origin, ctx: _Ctx) -> tuple[Ref, Origin] | None:
+    """MQTT `willmessage` (endpoint spec: the xid of a message definition), wherever the generation put it.
+
+    Looked up in the order the options merge: `protocoloptions`, its `options`, legacy `config.options`.
+    """
+    for place in (("protocoloptions",), ("protocoloptions", "options"), ("config", "options")):
+        holder: Any = raw
+        for step in place:
+            holder = holder.get(step) if isinstance(holder, dict) else None
+        key, text = _first(holder, WILL_KEYS) if isinstance(holder, dict) else (None, None)
+        if key is None:
+            continue
+        where = origin.child(*place, key)
+        ref = parse_ref(text, ctx.file) if isinstance(text, str) else None
+        if ref is None:
+            ctx.error(where, f"{key} {text!r} is not a reference to a message definition", "ref")
+            return None
+        return ref, where
+    return None

@@ -219,9 +219,24 @@ def build_registry(merged: dict[str, dict[str, Entity]], resolver: Resolver) -> 
                 continue
             candidates.extend(registry.messages[(group.id, mid)] for mid in group.children
                               if (group.id, mid) in registry.messages)
+        _check_will_message(endpoint, resolver)
         unique = {(m.groupid, m.messageid): m for m in candidates}
         registry.endpoints[eid] = EndpointDefinition(eid, endpoint.attrs, tuple(unique.values()), endpoint.origin)
     return registry
+
+
+def _check_will_message(endpoint: Entity, resolver: Resolver) -> None:
+    """An MQTT endpoint's `willmessage` (an xid) must name an existing message; remote ones are not fetched."""
+    will = endpoint.attrs.get("willmessage")
+    if will is None or will[0].kind == "remote":
+        return
+    ref, where = will
+    path = entity_path(ref.pointer)
+    collection = "endpoints" if path is not None and path.collection == "endpoints" else "messagegroups"
+    target, _, reason = resolver.lookup(ref, collection)
+    if target is None or target.kind != "message":
+        resolver.error(where, f"willmessage {ref.text!r} does not resolve: {reason or 'not a message definition'}",
+                       "dangling-ref")
 
 
 def _definition(gid: str, message: Entity, resolver: Resolver) -> MessageDefinition | None:
