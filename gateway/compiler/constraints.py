@@ -63,6 +63,9 @@ def compile_property(path: str, getter: Getter, propdef: dict[str, Any], default
                 return (Violation(path, Rule.TYPE, type_name, actual, f"{path} is not a valid {type_name}"),)
             if template is not None:
                 found = template.match(actual) if isinstance(actual, str) else None
+                if found is None and isinstance(actual, str) and template.conflicts(actual):
+                    return (Violation(path, Rule.PLACEHOLDER, template.text, actual,
+                                      f"{path} binds one placeholder of {template.text} to two different texts"),)
                 if found is None:
                     return (Violation(path, Rule.TEMPLATE, template.text, actual,
                                       f"{path} does not fit the template {template.text}"),)

@@ -331,8 +331,10 @@ def _normalize_metadata(metadata: Any, origin: Origin, ctx: _Ctx) -> dict[str, d
         ctx.error(origin, "envelopemetadata must be an object of attribute definitions", "shape")
         return {}
     attributes = metadata.get("attributes")
+    # a wrapper maps attribute names to definitions (all objects); a property definition of an extension
+    # attribute named `attributes` has scalar `type`/`required`/..., so only `{"value": {...}}` is ambiguous
     if isinstance(attributes, dict) and all(isinstance(v, dict) for v in attributes.values()) and (
-            not attributes or not set(attributes) <= PROPDEF_KEYS):
+            not attributes or set(attributes) != {"value"}):
         extra = {k: v for k, v in metadata.items() if k != "attributes"}
         metadata = {**extra, **attributes}
     return {name: normalize_propdef(spec) for name, spec in metadata.items()}

@@ -19,6 +19,8 @@ from tests.unit.builders import bad, ce_message, kafka_ce, load_doc, ok, registr
     ("/contoso/{site}/sensors/{id}", "/contoso/berlin/sensors/7", {"site": "berlin", "id": "7"}),
     ("{device}", "dev-1", {"device": "dev-1"}),
     ("{a}-{a}", "x-x", {"a": "x"}),
+    ("{a}-{a}", "x-y-x-y", {"a": "x-y"}),                        # a consistent split exists: it is found
+    ("/{a}/{b}/{a}", "/1/2/1", {"a": "1", "b": "2"}),
     ("pre{x}post", "pre with spaces post", {"x": " with spaces "}),
     ("a.b/{x}", "a.b/1", {"x": "1"}),
     ("{x}", "ünïcödé", {"x": "ünïcödé"}),
@@ -57,6 +59,26 @@ def test_has_placeholders() -> None:
 
 def test_template_names_in_order() -> None:
     assert compile_template("/{site}/x/{id}").names == ("site", "id")
+    assert compile_template("/{site}/{id}/{site}").names == ("site", "id")
+
+
+def test_conflict_is_told_apart_from_a_misfit() -> None:
+    template = compile_template("{a}-{a}")
+    assert template.conflicts("x-y")
+    assert not template.conflicts("x-x")
+    assert not template.conflicts("x/y-x")
+    assert not compile_template("{a}-{b}").conflicts("x-y")
+
+
+def test_one_name_twice_in_one_value(tmp_path: Path) -> None:
+    # section 6: `placeholder` is one placeholder bound to two texts, also inside a single value
+    message = {"protocol": "KAFKA", "protocoloptions": {"topic": "t", "key": "{id}:{id}"}}
+    loaded = load_doc(tmp_path, registry("KAFKA", {"m": message}))
+    assert shape(loaded.judge({"protocol": "KAFKA", "topic": "t", "key": "a:b:a:b"})) == ok("g", "m")
+    assert shape(loaded.judge({"protocol": "KAFKA", "topic": "t", "key": "a:b"})) == \
+        bad("g", "m", ("protocoloptions.key", "placeholder"))
+    assert shape(loaded.judge({"protocol": "KAFKA", "topic": "t", "key": "a/b:a/b"})) == \
+        bad("g", "m", ("protocoloptions.key", "template"))
 
 
 # --- one binding per definition across every place a placeholder can stand ---------------------------

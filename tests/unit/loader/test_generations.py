@@ -307,3 +307,27 @@ def test_discovery_top_level_definitions_with_ownergroup(tmp_path: Path) -> None
     loaded = load_doc(tmp_path, doc, "discovery.json")
     for record, expected in RECORDS:
         assert shape(loaded.judge(record)) == expected
+
+
+@pytest.mark.parametrize(("key", "metadata"), [
+    ("envelopemetadata", {"type": {"value": "t"}}),
+    ("envelopemetadata", {"attributes": {"type": {"value": "t"}}}),
+    ("envelopemetadata", {"attributes": {"type": {"value": "t", "required": True}, "name": {"type": "string"}}}),
+    ("metadata", {"type": {"value": "t"}}),
+    ("metadata", {"attributes": {"type": {"value": "t"}}}),
+])
+def test_wrapper_declaring_only_the_type(tmp_path: Path, key: str, metadata: dict[str, Any]) -> None:
+    # a wrapper whose only attribute is `type` must not be mistaken for the definition of an attribute
+    # named `attributes` (fixed: the `type` constraint was dropped and every message conformed)
+    message = {"envelope" if key == "envelopemetadata" else "format": CE, key: metadata}
+    loaded = load_doc(tmp_path, registry("KAFKA", {"m": message}))
+    assert shape(loaded.judge(kafka_ce("t"))) == ok("g", "m")
+    assert [v.rule.value for v in loaded.judge(kafka_ce("u")).violations] == ["no-match"]
+
+
+def test_extension_attribute_named_attributes_stays_a_definition(tmp_path: Path) -> None:
+    message = {"envelope": CE, "envelopemetadata": {"type": {"value": "t"},
+                                                    "attributes": {"type": "string", "required": True}}}
+    loaded = load_doc(tmp_path, registry("KAFKA", {"m": message}))
+    assert shape(loaded.judge(kafka_ce("t", extra_headers={"ce_attributes": "x"}))) == ok("g", "m")
+    assert shape(loaded.judge(kafka_ce("t"))) == bad("g", "m", ("envelopemetadata.attributes", "required"))
