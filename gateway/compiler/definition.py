@@ -6,11 +6,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from gateway.compiler.constraints import (Check, cloudevents_rules, compile_content_type, compile_payload,
-                                          compile_property)
+from gateway.compiler.constraints import (
+    Check,
+    cloudevents_rules,
+    compile_content_type,
+    compile_payload,
+    compile_property,
+)
 from gateway.compiler.fields import DISCRIMINATOR_FIELDS, option_constraints
-from gateway.compiler.payload import SchemaFormat, compile_payload_validator, implied_content_types, \
-    normalize_schema_format
+from gateway.compiler.payload import (
+    SchemaFormat,
+    compile_payload_validator,
+    implied_content_types,
+    normalize_schema_format,
+)
 from gateway.compiler.templates import Template, compile_template, has_placeholders
 from gateway.compiler.view import MessageView
 from gateway.errors import Diagnostic, SchemaCompileError, Severity

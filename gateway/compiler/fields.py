@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from gateway.cloudevents import header_text
 from gateway.compiler.view import MessageView
-from gateway.loader.generations import normalize_propdef
+from gateway.loader.messages import normalize_propdef
 from gateway.loader.names import protocol_family
 
 Getter = Callable[[MessageView], tuple[tuple[Any, ...], bool]]

@@ -4,7 +4,7 @@ Each file's outcome (errors as `code@pointer[:line:col]`, warning counts, defini
 generation) is pinned in corpus_expectations.json; `pin_corpus.py` regenerates it after checking each
 outcome against the shared INVENTORY.md. The pins alone could be re-pinned carelessly, so the outcomes
 the acceptance criterion names are also derived here from the documents themselves: the trailing-comma
-files fail with line and column at the comma's closing bracket, the `#/schemagroupsContoso...` typos and
+files fail with line and column of the trailing comma itself, the `#/schemagroupsContoso...` typos and
 the endpoint references to missing groups are dangling-ref errors at their JSON pointers, and the
 sparkplugB will-message to a missing group is one too.
 """
@@ -97,11 +97,11 @@ def test_trailing_comma_is_a_parse_error_with_line_and_column(name: str) -> None
     errors = lint_outcome(document.resolve()).errors
     assert [e.code for e in errors] == ["parse"], errors
     error = errors[0]
-    assert error.line is not None and error.column is not None and "invalid JSON" in error.message
+    assert error.line is not None and error.column is not None and "trailing comma" in error.message
     lines = document.read_text("utf-8").splitlines()
     at = lines[error.line - 1][error.column - 1]
-    before = "".join(lines[:error.line - 1]) + lines[error.line - 1][:error.column - 1]
-    assert at in "}]" and before.rstrip().endswith(","), f"line {error.line} col {error.column} is not after a comma"
+    after = lines[error.line - 1][error.column:] + "".join(lines[error.line:])
+    assert at == "," and after.lstrip()[:1] in ("}", "]"), f"line {error.line} col {error.column} is not the comma"
 
 
 def test_every_other_document_parses() -> None:
