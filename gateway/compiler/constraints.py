@@ -81,6 +81,51 @@ def compile_property(path: str, getter: Getter, propdef: dict[str, Any], default
     return check
 
 
+class _Occurrence:
+    """One occurrence of a repeated field, shaped like a view for the per-declaration checks."""
+
+    __slots__ = ("values", "text")
+
+    def __init__(self, value: Any, text: bool) -> None:
+        self.values = (value,)
+        self.text = text
+
+
+def _read_occurrence(view: Any) -> tuple[tuple[Any, ...], bool]:
+    return view.values, view.text
+
+
+def compile_repeated(path: str, getter: Getter, propdefs: list[dict[str, Any]], default_type: str | None) -> Check:
+    """A name declared several times (user properties, HTTP/NATS headers may repeat).
+
+    Every occurrence must fit one of the declarations, and every required declaration must be met by one
+    occurrence; placeholder bindings of the fitting declaration are kept.
+    """
+    entries = [(compile_property(path, _read_occurrence, p, default_type), p.get("required") is True, p.get("value"))
+               for p in propdefs]
+    shown = [p.get("value") for p in propdefs]
+
+    def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+        values, text = getter(view)
+        met = [False] * len(entries)
+        for actual in values:
+            occurrence = _Occurrence(actual, text)
+            for number, (entry, _, _) in enumerate(entries):
+                trial = dict(bindings)
+                if entry(occurrence, trial) is None:  # type: ignore[arg-type]
+                    bindings.update(trial)
+                    met[number] = True
+                    break
+            else:
+                return (Violation(path, Rule.VALUE, shown, actual, f"{path} {actual!r} fits none of its declarations"),)
+        for number, (_, required, value) in enumerate(entries):
+            if required and not met[number]:
+                return (Violation(path, Rule.REQUIRED, value, None, f"{path} with value {value!r} is required but absent"),)
+        return None
+
+    return check
+
+
 def _ce_violation(name: str, rule: Rule, expected: Any, actual: Any, message: str) -> Violation:
     return Violation(f"envelopemetadata.{name}", rule, expected, actual, message)
 

@@ -12,8 +12,9 @@ from gateway.compiler.constraints import (
     compile_content_type,
     compile_payload,
     compile_property,
+    compile_repeated,
 )
-from gateway.compiler.fields import DISCRIMINATOR_FIELDS, option_constraints
+from gateway.compiler.fields import DISCRIMINATOR_FIELDS, OptionConstraint, option_constraints
 from gateway.compiler.payload import (
     SchemaFormat,
     compile_payload_validator,
@@ -160,9 +161,16 @@ def compile_definition(definition: MessageDefinition, cache: PayloadCache,
             checks.append(compile_property(f"envelopemetadata.{name}", getter, propdef,
                                            CE_DEFAULT_TYPES.get(name, "string")))
             specificity += 1
+    by_path: dict[str, list[OptionConstraint]] = {}
     for option in option_constraints(attrs.get("protocol"), attrs.get("protocoloptions") or {}):
-        checks.append(compile_property(option.path, option.getter, option.propdef, option.default_type))
+        by_path.setdefault(option.path, []).append(option)
         specificity += 1
+    for path, options in by_path.items():
+        first = options[0]
+        if len(options) == 1:
+            checks.append(compile_property(path, first.getter, first.propdef, first.default_type))
+        else:
+            checks.append(compile_repeated(path, first.getter, [o.propdef for o in options], first.default_type))
     if isinstance(attrs.get("datacontenttype"), str):
         declared_content_type = attrs["datacontenttype"]
     payload_check, implied = _payload(definition, cloudevents, cache, diagnostics)

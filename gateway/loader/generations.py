@@ -86,6 +86,8 @@ def normalize_document(raw: Any, file: str) -> tuple[Doc, list[Diagnostic]]:
             group = _normalize_group(gid, graw, root.child(key, gid), ctx)
             if group is not None:
                 doc.messagegroups[gid] = group
+    if isinstance(raw.get("definitions"), dict):
+        _normalize_owned_definitions(raw["definitions"], doc, root.child("definitions"), ctx)
     key, sgroups = first(raw, SCHEMAGROUP_KEYS)
     if key is not None:
         for gid, graw in as_map(sgroups, root.child(key), ctx, "schema groups").items():
@@ -99,6 +101,22 @@ def normalize_document(raw: Any, file: str) -> tuple[Doc, list[Diagnostic]]:
                 doc.endpoints[eid] = endpoint
     _normalize_loose_resources(raw, doc, root, ctx)
     return doc, ctx.diagnostics
+
+
+def _normalize_owned_definitions(definitions: dict[str, Any], doc: Doc, origin: Origin, ctx: Ctx) -> None:
+    """Discovery documents list definitions at the top level; `ownergroup` (an id or a reference) places them."""
+    for mid, mraw in definitions.items():
+        owner = mraw.get("ownergroup") if isinstance(mraw, dict) else None
+        if not isinstance(owner, str) or not owner.strip("#/"):
+            ctx.error(origin.child(mid), "a top-level definition needs an `ownergroup` naming its group", "shape")
+            continue
+        gid = owner.rstrip("/").rsplit("/", 1)[-1]
+        group = doc.messagegroups.get(gid)
+        if group is None:
+            group = doc.messagegroups[gid] = Entity("messagegroup", gid, {}, origin.child(mid, "ownergroup"))
+        message = normalize_message(gid, mid, mraw, origin.child(mid), ctx, group_attrs=group.attrs)
+        if message is not None:
+            group.children.setdefault(mid, message)
 
 
 def _normalize_loose_resources(raw: dict[str, Any], doc: Doc, root: Origin, ctx: Ctx) -> None:

@@ -295,9 +295,6 @@ def test_one_bad_message_does_not_stop_the_others(tmp_path: Path) -> None:
     assert shape(loaded.judge(kafka_ce("t"))) == ok("g", "m")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (probable; section 1 Discovery row): a Discovery document whose "
-                   "`definitions` sit at the top level and name their group by `ownergroup` loads nothing from "
-                   "them, silently (no error, no warning), so every message is no-match")
 def test_discovery_top_level_definitions_with_ownergroup(tmp_path: Path) -> None:
     doc = {"endpoints": {"ep": {"config": {"protocol": "Kafka"}, "groups": ["#/groups/g"]}},
            "groups": {"g": {"id": "g"}},
