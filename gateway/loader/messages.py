@@ -106,7 +106,7 @@ def normalize_message(gid: str, mid: str, raw: Any, origin: Origin, ctx: Ctx,
         attrs["datacontenttype"] = raw["datacontenttype"]
     key, base = first(raw, BASEMESSAGE_KEYS)
     if key is not None and base not in (None, ""):
-        ref = parse_ref(base, ctx.file)
+        ref = parse_ref(base, ctx.file, origin.child(key))
         if ref is None:
             ctx.error(origin.child(key), f"{key} {base!r} is not a reference", "ref")
         else:
@@ -133,14 +133,14 @@ def _normalize_schema_link(raw: dict[str, Any], attrs: dict[str, Any], origin: O
     if key is None and _looks_like_uri(raw.get("schema")):
         key, uri = "schema", raw["schema"]
     if key is not None and uri not in (None, ""):
-        ref = parse_ref(uri, ctx.file)
+        ref = parse_ref(uri, ctx.file, origin.child(key))
         if ref is None:
             ctx.error(origin.child(key), f"{key} {uri!r} is not a reference", "ref")
         else:
             attrs["dataschemauri"] = ref
     xid = raw.get("dataschemaxid")
     if isinstance(xid, str) and xid:
-        attrs["dataschemaxid"] = parse_ref(xid, ctx.file)
+        attrs["dataschemaxid"] = parse_ref(xid, ctx.file, origin.child("dataschemaxid"))
 
 
 def _looks_like_uri(value: Any) -> bool:

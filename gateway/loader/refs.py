@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from dataclasses import dataclass
 
-from gateway.model import Ref
+from gateway.model import Origin, Ref
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -31,8 +32,13 @@ def split_selector(text: str) -> tuple[str, str | None]:
     return text, None
 
 
-def parse_ref(text: str, file: str) -> Ref | None:
+def parse_ref(text: str, file: str, where: Origin | None = None) -> Ref | None:
     """Make a reference absolute relative to the document `file`; None when it is not a reference."""
+    ref = _parse(text, file)
+    return replace(ref, where=where) if ref is not None and where is not None else ref
+
+
+def _parse(text: str, file: str) -> Ref | None:
     if not isinstance(text, str) or not text.strip():
         return None
     text = text.strip()

@@ -73,7 +73,7 @@ class Resolver:
         current = message
         while isinstance(current.attrs.get("basemessage"), Ref):
             ref = current.attrs["basemessage"]
-            where = current.origin.child("basemessage")
+            where = ref.where or current.origin.child("basemessage")
             if ref.kind == "remote":
                 self.warn(where, f"basemessage {ref.text!r} is an external reference and is not fetched; "
                           "the message is used as written", "dangling-basemessage")
@@ -108,7 +108,7 @@ class Resolver:
         if not isinstance(ref, Ref):
             return None, None, True
         field = "dataschemauri" if attrs.get("dataschemauri") is not None else "dataschemaxid"
-        where = message.origin.child(field)
+        where = ref.where or message.origin.child(field)
         return self._follow_schema(ref, fmt, where, depth=0)
 
     def _follow_schema(self, ref: Ref, fmt: Any, where: Origin,
@@ -148,14 +148,14 @@ class Resolver:
         if isinstance(inner, Ref) and inner.kind != "remote":
             target, _, _ = self.lookup(inner, "schemagroups")
             if target is version_owner or target is version:
-                self.error(version.origin.child("schemauri"),
+                self.error((inner.where or version.origin.child("schemauri")),
                            f"schema version refers to its own schema ({inner.text!r}); there is no schema content",
                            "circular-ref")
                 return None, None, False
         if isinstance(inner, Ref):
             if ref.selector and not inner.selector:
                 inner = Ref(inner.kind, inner.text, inner.file, inner.pointer, ref.selector)
-            return self._follow_schema(inner, fmt, version.origin.child("schemauri"), depth + 1)
+            return self._follow_schema(inner, fmt, (inner.where or version.origin.child("schemauri")), depth + 1)
         self.error(where, f"schema reference {ref.text!r}: the version holds neither `schema` nor `schemauri`",
                    "dangling-ref")
         return None, None, False

@@ -61,5 +61,5 @@ def normalize_version(vid: str, raw: dict[str, Any], origin: Origin, ctx: Ctx, f
         attrs["schemabase64"] = raw["schemabase64"]
     key, uri = first(raw, ("schemauri", "schemaurl", "schemaUrl", "schemaURL", "schemaUri"))
     if key is not None and "schema" not in attrs and isinstance(uri, str):
-        attrs["schemauri"] = parse_ref(uri, ctx.file)
+        attrs["schemauri"] = parse_ref(uri, ctx.file, origin.child(key))
     return Entity("version", vid, attrs, origin)

@@ -27,7 +27,7 @@ class Ref:
 
     kind: "local" (file + JSON pointer), "xid" (registry-wide path) or "remote" (http(s) URI).
     `selector` is a trailing `:TypeName` (Avro record or Protobuf message).
-    `text` is what the document said, for error messages.
+    `text` is what the document said and `where` the attribute that said it, for error messages.
     """
 
     kind: str
@@ -35,6 +35,8 @@ class Ref:
     file: str = ""
     pointer: str = ""
     selector: str | None = None
+    # where the document wrote it (the attribute as spelled in that file), for error messages
+    where: Origin | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)
