@@ -19,7 +19,7 @@ def lint_report(snapshot: Snapshot, ruleset: Ruleset) -> dict[str, Any]:
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         by_file.setdefault(diagnostic.file, []).append(diagnostic)
-    files = []
+    files: list[dict[str, Any]] = []
     for summary in snapshot.files:
         found = by_file.pop(summary.file, [])
         files.append({

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from gateway.cloudevents import MISSING, STRUCTURED
 from gateway.compiler.fields import Getter
+from gateway.compiler.payload import PayloadValidator
 from gateway.compiler.templates import compile_template, has_placeholders
 from gateway.compiler.types import ANY_TIMESTAMPS, STRING_LIKE, canonical_type, checker, coerce, infer_type
 from gateway.compiler.view import MessageView
@@ -206,7 +207,7 @@ def compile_content_type(expected: tuple[str, ...], path: str, for_cloudevents: 
     return check
 
 
-def compile_payload(validator: Any, for_cloudevents: bool) -> Check:
+def compile_payload(validator: PayloadValidator, for_cloudevents: bool) -> Check:
     check_bytes = validator.check_bytes
     check_value = validator.check_value
 

@@ -98,6 +98,7 @@ def _field_reader(path: str) -> Callable[[MessageView], Any]:
 
 def _discriminator(definition: MessageDefinition, cloudevents: bool, family: str | None) -> Discriminator | None:
     attrs = definition.attrs
+    reader: Callable[[MessageView], Any]
     if cloudevents:
         spec = (attrs.get("envelopemetadata") or {}).get("type") or {}
         path, reader = "envelopemetadata.type", read_ce_type
@@ -173,8 +174,8 @@ def compile_definition(definition: MessageDefinition, cache: PayloadCache,
             checks.append(compile_repeated(path, first.getter, [o.propdef for o in options], first.default_type))
     if isinstance(attrs.get("datacontenttype"), str):
         declared_content_type = attrs["datacontenttype"]
-    payload_check, implied = _payload(definition, cloudevents, cache, diagnostics)
-    if payload_check is False:
+    payload_check, implied, compiled = _payload(definition, cloudevents, cache, diagnostics)
+    if not compiled:
         return None
     expected = (declared_content_type,) if declared_content_type else implied
     if expected:
@@ -198,11 +199,11 @@ def _attribute_getter(name: str) -> Callable[[MessageView], tuple[tuple[Any, ...
 
 
 def _payload(definition: MessageDefinition, cloudevents: bool, cache: PayloadCache,
-             diagnostics: list[Diagnostic]) -> tuple[Check | None | bool, tuple[str, ...]]:
-    """(check, implied content types); check is False when the schema fails to compile."""
+             diagnostics: list[Diagnostic]) -> tuple[Check | None, tuple[str, ...], bool]:
+    """(check, implied content types, compiled); compiled is False when the schema does not compile."""
     payload = definition.payload
     if payload is None:
-        return None, ()
+        return None, (), True
     where = payload.origin
     text = payload.format if isinstance(payload.format, str) else None
     if text is None:
@@ -216,7 +217,7 @@ def _payload(definition: MessageDefinition, cloudevents: bool, cache: PayloadCac
                                       f"schema format {text!r} is not supported; the payload of "
                                       f"{definition.messageid!r} is not validated", pointer=where.pointer,
                                       code="schema-format"))
-        return None, ()
+        return None, (), True
     try:
         validator = cache.get(fmt, payload.schema, payload.type_name, "")
     except SchemaCompileError as exc:
@@ -224,5 +225,5 @@ def _payload(definition: MessageDefinition, cloudevents: bool, cache: PayloadCac
         diagnostics.append(Diagnostic(Severity.ERROR, where.file,
                                       f"schema of message {definition.messageid!r} does not compile: {exc}",
                                       pointer=pointer, code="schema-compile"))
-        return False, ()
-    return compile_payload(validator, cloudevents), implied_content_types(fmt.kind)
+        return None, (), False
+    return compile_payload(validator, cloudevents), implied_content_types(fmt.kind), True

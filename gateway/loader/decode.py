@@ -26,11 +26,11 @@ class _BoundedSafeLoader(yaml.SafeLoader):
         super().__init__(stream)
         self.alias_count = 0
 
-    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+    def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             self.alias_count += 1
             if self.alias_count > MAX_YAML_ALIASES:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} YAML aliases at line {mark.line + 1}")
         return super().compose_node(parent, index)
 

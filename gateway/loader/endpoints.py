@@ -15,7 +15,7 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
     if not isinstance(raw, dict):
         ctx.error(origin, f"endpoint must be an object, found {type(raw).__name__}", "shape")
         return None
-    config = raw.get("config") if isinstance(raw.get("config"), dict) else {}
+    config: dict[str, Any] = raw["config"] if isinstance(raw.get("config"), dict) else {}
     protocol_raw = raw.get("protocol", config.get("protocol"))
     protocol = normalize_protocol(protocol_raw)
     if protocol_raw is not None and protocol is None:
@@ -29,7 +29,7 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
     uris = raw.get("endpoints", options.pop("endpoints", config.get("endpoints")))
     usage = raw.get("usage", [])
     usage = [usage] if isinstance(usage, str) else list(usage) if isinstance(usage, list) else []
-    envelope_options = raw.get("envelopeoptions") if isinstance(raw.get("envelopeoptions"), dict) else {}
+    envelope_options: dict[str, Any] = raw["envelopeoptions"] if isinstance(raw.get("envelopeoptions"), dict) else {}
     attrs: dict[str, Any] = {
         "protocol": protocol, "protocoloptions": normalize_options(options, protocol),
         "endpoints": [u.get("uri") if isinstance(u, dict) else u for u in uris] if isinstance(uris, list) else [],

@@ -212,13 +212,13 @@ def build_registry(merged: dict[str, dict[str, Entity]], resolver: Resolver) -> 
             if definition is not None:
                 candidates.append(definition)
         for ref, where in endpoint.attrs.get("messagegroups", []):
-            group, _, reason = resolver.lookup(ref, "messagegroups")
-            if group is None or group.kind != "messagegroup":
+            found, _, reason = resolver.lookup(ref, "messagegroups")
+            if found is None or found.kind != "messagegroup":
                 resolver.error(where, f"message group reference {ref.text!r} does not resolve: "
                                f"{reason or 'not a message group'}; the reference is left out", "dangling-ref")
                 continue
-            candidates.extend(registry.messages[(group.id, mid)] for mid in group.children
-                              if (group.id, mid) in registry.messages)
+            candidates.extend(registry.messages[(found.id, mid)] for mid in found.children
+                              if (found.id, mid) in registry.messages)
         _check_will_message(endpoint, resolver)
         unique = {(m.groupid, m.messageid): m for m in candidates}
         registry.endpoints[eid] = EndpointDefinition(eid, endpoint.attrs, tuple(unique.values()), endpoint.origin)

@@ -28,7 +28,7 @@ def normalize_schema(sid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity | N
     if not isinstance(raw, dict):
         ctx.error(origin, f"schema must be an object, found {type(raw).__name__}", "shape")
         return None
-    meta = raw.get("meta") if isinstance(raw.get("meta"), dict) else {}
+    meta: dict[str, Any] = raw["meta"] if isinstance(raw.get("meta"), dict) else {}
     attrs = {"format": raw.get("format", raw.get("schemaformat")),
              "metadefaultversionid": meta.get("defaultversionid"),
              "defaultversionid": raw.get("defaultversionid")}

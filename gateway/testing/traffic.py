@@ -53,13 +53,13 @@ def telemetry(rng: random.Random, defect: str | None) -> dict[str, Any]:
 
 def order_placed(rng: random.Random, defect: str | None) -> dict[str, Any]:
     order = f"o-{rng.randint(1000, 9999)}"
-    event = {"specversion": "1.0", "type": "com.example.orders.placed", "id": str(rng.getrandbits(40)),
+    event: dict[str, Any] = {"specversion": "1.0", "type": "com.example.orders.placed", "id": str(rng.getrandbits(40)),
              "source": f"https://shop.example.com/{rng.choice(['eu', 'us'])}/orders", "subject": order,
              "time": _time(rng), "datacontenttype": "application/json",
              "data": {"orderid": order, "items": [{"sku": "sku-1", "qty": rng.randint(1, 4)}],
                       "total": round(rng.uniform(5, 500), 2), "currency": "EUR"}}
     if defect == "empty-items":
-        event["data"]["items"] = []
+        event["data"] = {**event["data"], "items": []}
     elif defect == "bad-time":
         event["time"] = "21/11/2026 10:00"
     elif defect == "broken-json":
