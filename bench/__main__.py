@@ -15,8 +15,8 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from gateway.check import judge_lines
 from gateway.compiler import compile_registry

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from gateway.compiler import Ruleset
 from gateway.recorded import RecordError, envelope_from_record

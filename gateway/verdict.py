@@ -69,7 +69,7 @@ class Verdict:
     messagegroupid: str | None = None
     messageid: str | None = None
     violations: tuple[Violation, ...] = ()
-    events: tuple["Verdict", ...] | None = field(default=None)
+    events: tuple[Verdict, ...] | None = field(default=None)
 
     @property
     def conformant(self) -> bool:

@@ -8,8 +8,9 @@ context manager whose `send` returns only once the broker confirmed.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import AsyncIterator, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from gateway.envelope import Envelope
 

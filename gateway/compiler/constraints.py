@@ -9,7 +9,8 @@ across all constraints of one definition (CONFORMANCE.md section 5.4).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gateway.cloudevents import MISSING, STRUCTURED
 from gateway.compiler.fields import Getter
@@ -85,7 +86,7 @@ def compile_property(path: str, getter: Getter, propdef: dict[str, Any], default
 class _Occurrence:
     """One occurrence of a repeated field, shaped like a view for the per-declaration checks."""
 
-    __slots__ = ("values", "text")
+    __slots__ = ("text", "values")
 
     def __init__(self, value: Any, text: bool) -> None:
         self.values = (value,)

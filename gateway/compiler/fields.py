@@ -6,8 +6,9 @@ absent; headers may repeat) and whether the values are header text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from gateway.cloudevents import header_text
 from gateway.compiler.view import MessageView

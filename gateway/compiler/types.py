@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.model import Origin, Ref
 

@@ -9,8 +9,9 @@ section 2: off by default) and are reported as warnings.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from gateway.errors import Diagnostic, Severity
 from gateway.loader.merge import deep_merge

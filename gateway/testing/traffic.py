@@ -15,7 +15,8 @@ import io
 import json
 import random
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import fastavro
 
