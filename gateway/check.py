@@ -56,7 +56,10 @@ class Summary:
     def add(self, verdict: Verdict) -> None:
         self.total += 1
         self.by_verdict[verdict.outcome.value] += 1
-        self.by_message[(verdict.outcome.value, verdict.messagegroupid or "-", verdict.messageid or "-")] += 1
+        if verdict.messageid is None:
+            self.by_message[(verdict.outcome.value, "(unknown or unreadable)", "")] += 1
+        else:
+            self.by_message[(verdict.outcome.value, verdict.messagegroupid or "", verdict.messageid)] += 1
         for violation in verdict.violations:
             self.by_rule[violation.rule.value] += 1
 
@@ -68,10 +71,10 @@ class Summary:
             lines.append(f"  {outcome:<14} {count:>8}{share}")
         if self.by_message:
             lines.append("by message definition:")
-            width = max(len(f"{g}/{m}") for _, g, m in self.by_message)
-            for (outcome, group, message), count in sorted(self.by_message.items(),
-                                                           key=lambda item: (-item[1], item[0])):
-                lines.append(f"  {outcome:<14} {f'{group}/{message}':<{width}} {count:>8}")
+            names = {key: f"{key[1]}/{key[2]}" if key[2] else key[1] for key in self.by_message}
+            width = max(len(name) for name in names.values())
+            for key, count in sorted(self.by_message.items(), key=lambda item: (-item[1], item[0])):
+                lines.append(f"  {key[0]:<14} {names[key]:<{width}} {count:>8}")
         if self.by_rule:
             lines.append("violations by rule:")
             for rule, count in self.by_rule.most_common():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -37,6 +38,27 @@ def _nothing_compiled(ruleset: Ruleset) -> bool:
     return not any(rules.definitions for rules in ruleset.endpoints.values())
 
 
+class _Progress:
+    """A one-line running count on a terminal's stderr, refreshed at most twice a second."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.started = self.shown = time.monotonic()
+
+    def tick(self, summary: Summary) -> None:
+        now = time.monotonic()
+        if now - self.shown >= 0.5:
+            self.shown = now
+            rate = summary.total / max(now - self.started, 1e-9)
+            bad = summary.by_verdict.get("nonconformant", 0)
+            self.stream.write(f"\r{summary.total} messages, {bad} nonconformant, {rate:,.0f}/s ")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.shown != self.started:
+            self.stream.write("\n")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     snapshot, ruleset = _load(args.registry)
     errors = _report_diagnostics(snapshot, ruleset, sys.stderr)
@@ -57,11 +79,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     summary = Summary()
     out = sys.stdout
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     with source:
         for verdict in judge_lines(ruleset, source, args.endpoint):
             summary.add(verdict)
             if args.format == "json":
                 out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
+            if progress is not None:
+                progress.tick(summary)
+    if progress is not None:
+        progress.done()
     if args.format == "table":
         out.write(summary.render() + "\n")
     return EXIT_OK if summary.by_verdict.get("nonconformant", 0) == 0 else EXIT_NONCONFORMANT

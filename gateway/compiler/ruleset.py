@@ -45,7 +45,8 @@ class _Index:
                 if hit:
                     found = hit if not hits else found + hit
                     hits += 1
-        floating = tuple(d for d in self.floating if d.discriminator is None or d.discriminator.matches(view))
+        floating = tuple(d for d in self.floating if d.discriminator is None or d.discriminator.matches(view)) \
+            if self.floating else ()
         if not hits:
             return floating
         if floating or hits > 1:
