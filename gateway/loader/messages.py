@@ -117,7 +117,7 @@ def normalize_message(gid: str, mid: str, raw: Any, origin: Origin, ctx: Ctx,
 
 
 def _normalize_schema_link(raw: dict[str, Any], attrs: dict[str, Any], origin: Origin, ctx: Ctx) -> None:
-    fmt = raw.get("dataschemaformat", raw.get("schemaformat"))
+    _, fmt = first(raw, ("dataschemaformat", "schemaformat", "schemaFormat", "dataSchemaFormat"))
     inline = raw.get("dataschema")
     if isinstance(inline, dict) and "schematype" in inline and "schema" in inline:
         # Message Catalog 0.1: dataschema{schema, schematype}

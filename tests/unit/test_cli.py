@@ -1,0 +1,132 @@
+"""The command line as a user runs it: exit codes, --strict, formats, lint and explain output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from gateway.testing.traffic import KINDS, generate
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "config" / "demo"
+
+
+def xgate(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], input=stdin, capture_output=True,
+                          text=True, cwd=REPO, check=False)
+
+
+def lines(records: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def test_check_reads_stdin_and_keeps_order() -> None:
+    records = generate(40, seed=3)
+    result = xgate("check", "--registry", str(DEMO), "-", stdin=lines(records))
+    verdicts = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(verdicts) == 40
+    assert result.returncode == (1 if any(v["verdict"] == "nonconformant" for v in verdicts) else 0)
+    for record, verdict in zip(records, verdicts):
+        if verdict["verdict"] == "conformant":
+            assert verdict["violations"] == [] and verdict["messageid"]
+
+
+def test_exit_zero_when_all_conformant(tmp_path: Path) -> None:
+    clean = generate(200, seed=5, defect_rate=0.0)
+    source = tmp_path / "clean.jsonl"
+    source.write_text(lines(clean))
+    result = xgate("check", "--registry", str(DEMO), str(source))
+    assert result.returncode == 0, result.stdout[-2000:]
+
+
+def test_every_demo_defect_is_caught_and_every_clean_message_passes() -> None:
+    import random
+
+    from gateway.check import judge_record
+    from gateway.compiler import compile_registry
+    from gateway.loader import load_snapshot
+
+    snapshot = load_snapshot([DEMO])
+    ruleset = compile_registry(snapshot.registry)
+    rng = random.Random(1)
+    for make, _, defects in KINDS:
+        for _ in range(5):
+            clean = judge_record(ruleset, make(rng, None))
+            assert clean.conformant, (make.__name__, clean.as_dict())
+        for defect in defects:
+            verdict = judge_record(ruleset, make(rng, defect))
+            assert not verdict.conformant, (make.__name__, defect)
+            assert verdict.violations, (make.__name__, defect)
+
+
+def test_unknown_endpoint_option_is_a_usage_error() -> None:
+    result = xgate("check", "--registry", str(DEMO), "--endpoint", "nope", stdin="")
+    assert result.returncode == 2 and "nope" in result.stderr
+
+
+def test_nothing_compiled_is_exit_two(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"endpoints": {"e": {"protocol": "KAFKA",}}}')
+    result = xgate("check", "--registry", str(broken), stdin='{"protocol": "KAFKA"}\n')
+    assert result.returncode == 2
+    assert "broken.json:1:" in result.stderr and "trailing comma" in result.stderr
+
+
+def test_document_errors_go_to_stderr_and_strict_turns_them_into_exit_two(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text("{ not json")
+    record = generate(1, seed=2, defect_rate=0.0)[0]
+    relaxed = xgate("check", "--registry", str(DEMO), "--registry", str(tmp_path / "bad.json"), "-",
+                    stdin=lines([record]))
+    assert relaxed.returncode == 0 and "bad.json:1:" in relaxed.stderr
+    strict = xgate("check", "--strict", "--registry", str(DEMO), "--registry", str(tmp_path / "bad.json"), "-",
+                   stdin=lines([record]))
+    assert strict.returncode == 2 and strict.stdout == ""
+
+
+def test_unreadable_line_keeps_alignment() -> None:
+    good = generate(1, seed=2, defect_rate=0.0)[0]
+    result = xgate("check", "--registry", str(DEMO), "-", stdin="not json\n" + lines([good]))
+    first, second = (json.loads(line) for line in result.stdout.splitlines())
+    assert first["violations"][0]["rule"] == "decode" and first["violations"][0]["path"] == "record"
+    assert second["verdict"] == "conformant"
+    assert result.returncode == 1
+
+
+def test_table_counts_by_verdict_message_and_rule() -> None:
+    records = generate(300, seed=9)
+    result = xgate("check", "--registry", str(DEMO), "--format", "table", "-", stdin=lines(records))
+    assert result.stdout.startswith("messages: 300\n")
+    assert "com.example.telemetry/com.example.telemetry.reading" in result.stdout
+    assert "violations by rule:" in result.stdout
+
+
+def test_lint_json_names_each_file_and_exits_one_on_errors(tmp_path: Path) -> None:
+    (tmp_path / "ok.json").write_text(json.dumps({"messagegroups": {"g": {"messages": {"m": {
+        "envelope": "CloudEvents/1.0", "envelopemetadata": {"type": {"value": "t"}}}}}}}))
+    (tmp_path / "dangling.json").write_text(json.dumps({"endpoints": {"e": {
+        "protocol": "KAFKA", "messagegroups": ["#/messagegroups/missing"]}}}))
+    result = xgate("lint", "--format", "json", str(tmp_path))
+    report = json.loads(result.stdout)
+    assert result.returncode == 1
+    by_name = {Path(f["file"]).name: f for f in report["files"]}
+    assert by_name["ok.json"]["errors"] == [] and by_name["ok.json"]["messages"] == 1
+    [error] = by_name["dangling.json"]["errors"]
+    assert error["code"] == "dangling-ref" and error["pointer"] == "/endpoints/e/messagegroups/0"
+    assert xgate("lint", str(DEMO)).returncode == 0
+
+
+def test_explain_lists_each_candidate_with_its_violations(tmp_path: Path) -> None:
+    record = {"endpoint": "telemetry.in", "protocol": "KAFKA", "topic": "telemetry", "key": "dev-1",
+              "headers": {"ce_specversion": "1.0", "ce_type": "com.example.telemetry.reading", "ce_id": "1",
+                          "ce_source": "/sites/a/devices/dev-2", "ce_time": "2026-11-21T10:00:00Z"},
+              "body": "{\"temperature\": 21.5, \"unit\": \"C\"}"}
+    message = tmp_path / "m.json"
+    message.write_text(json.dumps(record))
+    result = xgate("explain", "--registry", str(DEMO), str(message))
+    assert result.returncode == 1
+    assert "x com.example.telemetry/com.example.telemetry.reading" in result.stdout
+    assert "[placeholder]" in result.stdout
+    assert "not tried" in result.stdout and "com.example.telemetry.alarm" in result.stdout
