@@ -33,6 +33,7 @@ from gateway.verdict import Violation
 from .base import (
     MAX_VIOLATIONS,
     Violations,
+    check_json_body,
     decode_violation,
     is_json_media_type,
     one_line,
@@ -162,11 +163,7 @@ class AvroValidator:
 
     def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
         if content_type is not None and is_json_media_type(content_type):
-            try:
-                value = orjson.loads(body)
-            except orjson.JSONDecodeError as exc:
-                return (decode_violation("valid JSON", body, f"payload is not valid JSON: {exc}"),)
-            return self.check_value(value)
+            return check_json_body(body, self.check_value)
         stream = BytesIO(body)
         try:
             schemaless_reader(stream, self._schema)

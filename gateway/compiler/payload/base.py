@@ -8,7 +8,9 @@ Only a failure builds Violations (CONFORMANCE.md section 6).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Callable, Protocol
+
+import orjson
 
 from gateway.errors import SchemaCompileError
 from gateway.verdict import Rule, Violation, truncate
@@ -107,3 +109,12 @@ def one_line(text: object, limit: int = 300) -> str:
     """Library messages can span lines; a violation message is one line."""
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def check_json_body(body: bytes, check_value: Callable[[object], Violations | None]) -> Violations | None:
+    """A JSON body judged by a validator's `check_value` (Avro JSON encoding, Protobuf JSON mapping)."""
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        return (decode_violation("valid JSON", body, f"payload is not valid JSON: {exc}"),)
+    return check_value(value)

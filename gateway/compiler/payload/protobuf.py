@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, cast
 
-import orjson
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
@@ -38,6 +37,7 @@ from gateway.verdict import Violation
 from .base import (
     MAX_VIOLATIONS,
     Violations,
+    check_json_body,
     decode_violation,
     is_json_media_type,
     one_line,
@@ -190,11 +190,7 @@ class ProtobufValidator:
 
     def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
         if content_type is not None and is_json_media_type(content_type):
-            try:
-                value = orjson.loads(body)
-            except orjson.JSONDecodeError as exc:
-                return (decode_violation("valid JSON", body, f"payload is not valid JSON: {exc}"),)
-            return self.check_value(value)
+            return check_json_body(body, self.check_value)
         message = self._cls()
         try:
             message.ParseFromString(body)
