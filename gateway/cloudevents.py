@@ -113,19 +113,22 @@ def _decode_problem(message: str, actual: Any) -> Violation:
     return Violation("body", Rule.DECODE, "a JSON CloudEvent (structured mode)", actual, message)
 
 
-def is_batch(envelope: Envelope) -> bool:
-    content_type = protocol_content_type(envelope)
+def is_batch(envelope: Envelope, content_type: Any = MISSING) -> bool:
+    """`content_type` may be passed when the caller already read it (the hot path reads it once)."""
+    if content_type is MISSING:
+        content_type = protocol_content_type(envelope)
     return envelope.protocol == "HTTP" and content_type is not None and \
         content_type.strip().lower().startswith(_BATCH_MEDIA)
 
 
-def choose_mode(envelope: Envelope, allowed: str | None) -> str:
+def choose_mode(envelope: Envelope, allowed: str | None, content_type: Any = MISSING) -> str:
     """The endpoint's `envelopeoptions.mode` narrows; otherwise the binding's marker decides."""
     if allowed in (STRUCTURED, BINARY):
         return allowed
     if envelope.protocol == "MQTT/3.1.1":
         return STRUCTURED
-    content_type = protocol_content_type(envelope)
+    if content_type is MISSING:
+        content_type = protocol_content_type(envelope)
     if content_type is not None and content_type.strip().lower().startswith(_CE_MEDIA):
         return STRUCTURED
     return BINARY
@@ -160,7 +163,7 @@ def parse_json_body(body: bytes) -> tuple[Any, Violation | None]:
         return None, _decode_problem(f"structured body is not valid JSON: {exc}", body)
 
 
-def read_binary(envelope: Envelope) -> CloudEventReading:
+def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventReading:
     fields = envelope.fields
     protocol = envelope.protocol
     attributes: dict[str, Any] = {}
@@ -194,7 +197,8 @@ def read_binary(envelope: Envelope) -> CloudEventReading:
                         f"header {name} is not valid percent-encoded UTF-8 ({protocol} binding 3.1.3.2)")
                 attributes[name[3:].lower()] = text
     if protocol != "NATS" and "datacontenttype" not in attributes:
-        content_type = protocol_content_type(envelope)
+        if content_type is MISSING:
+            content_type = protocol_content_type(envelope)
         if content_type is not None:
             attributes["datacontenttype"] = content_type
     # an absent (null) header or property value is an unset attribute
@@ -203,15 +207,18 @@ def read_binary(envelope: Envelope) -> CloudEventReading:
     return CloudEventReading(BINARY, attributes, text=True, problem=problem)
 
 
-def read_cloudevents(envelope: Envelope, allowed_mode: str | None) -> list[CloudEventReading]:
+def read_cloudevents(envelope: Envelope, allowed_mode: str | None,
+                     content_type: Any = MISSING) -> list[CloudEventReading]:
     """The CloudEvents a message carries: one, or each event of an HTTP batch."""
-    mode = choose_mode(envelope, allowed_mode)
+    if content_type is MISSING:
+        content_type = protocol_content_type(envelope)
+    mode = choose_mode(envelope, allowed_mode, content_type)
     if mode == BINARY:
-        return [read_binary(envelope)]
+        return [read_binary(envelope, content_type)]
     parsed, problem = parse_json_body(envelope.body)
     if problem is not None:
         return [CloudEventReading(STRUCTURED, {}, False, problem=problem)]
-    if is_batch(envelope) and allowed_mode != BINARY:
+    if is_batch(envelope, content_type) and allowed_mode != BINARY:
         if not isinstance(parsed, list):
             return [CloudEventReading(STRUCTURED, {}, False, problem=_decode_problem(
                 "a CloudEvents batch is a JSON array", parsed))]

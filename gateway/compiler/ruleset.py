@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.cloudevents import protocol_content_type, read_cloudevents
+from gateway.cloudevents import is_batch, protocol_content_type, read_cloudevents
 from gateway.compiler.definition import CompiledDefinition, PayloadCache, compile_definition
 from gateway.compiler.view import MessageView
 from gateway.envelope import Envelope
@@ -91,17 +91,11 @@ class EndpointRules:
         content_type = protocol_content_type(envelope)
         if not index.needs_cloudevents:
             return _judge(index, MessageView(envelope, None, content_type))
-        events = read_cloudevents(envelope, self.envelope_mode)
-        if len(events) == 1 and not _batch(envelope, self.envelope_mode):
+        events = read_cloudevents(envelope, self.envelope_mode, content_type)
+        if len(events) == 1 and (self.envelope_mode == "binary" or not is_batch(envelope, content_type)):
             return _judge(index, MessageView(envelope, events[0], content_type))
         verdicts = tuple(_judge(index, MessageView(envelope, event, content_type)) for event in events)
         return _combine_batch(verdicts, events[0].problem if events and not events[0].attributes else None)
-
-
-def _batch(envelope: Envelope, mode: str | None) -> bool:
-    from gateway.cloudevents import is_batch
-
-    return mode != "binary" and is_batch(envelope)
 
 
 def _combine_batch(verdicts: tuple[Verdict, ...], problem: Violation | None) -> Verdict:
