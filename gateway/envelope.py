@@ -24,6 +24,8 @@ class Envelope:
     fields: dict[str, Any]
     body: bytes
     endpoint: str | None = None
+    # where the source read it, for dead-letter headers: e.g. {"topic": "t", "partition": 0, "offset": 42}
+    position: dict[str, Any] = field(default_factory=dict)
     # adapter-specific handle used to ack/commit after the sink confirmed delivery
     ack: Any = field(default=None, repr=False)
 

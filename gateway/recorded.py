@@ -133,3 +133,94 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
         fields["query"] = _text_pairs(record.get("query"), "query")
         fields["headers"] = _text_pairs(record.get("headers"), "headers")
     return Envelope(protocol, fields, body, endpoint=record.get("endpoint", default_endpoint))
+
+
+def _encode(value: Any) -> Any:
+    """Bytes become `{"base64": ...}` unless they are UTF-8 text."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return {"base64": base64.b64encode(raw).decode("ascii")}
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    return value
+
+
+def _amqp_encode(value: Any) -> Any:
+    """AMQP keeps types: binary is always `{"base64": ...}`, even when it happens to be UTF-8."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"base64": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, dict):
+        return {str(k): _amqp_encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_amqp_encode(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def _pairs_out(pairs: list[tuple[str, Any]] | None) -> dict[str, Any]:
+    """Ordered pairs as a JSON object; a repeated name becomes a list of its values."""
+    out: dict[str, Any] = {}
+    for name, value in pairs or ():
+        value = _encode(value)
+        if name in out:
+            out[name] = out[name] + [value] if isinstance(out[name], list) else [out[name], value]
+        else:
+            out[name] = value
+    return out
+
+
+def record_from_envelope(envelope: Envelope) -> dict[str, Any]:
+    """The recorded form of a live message (used by `xgate capture`); `envelope_from_record` reads it back."""
+    fields = envelope.fields
+    record: dict[str, Any] = {"protocol": envelope.protocol}
+    if envelope.endpoint:
+        record["endpoint"] = envelope.endpoint
+    protocol = envelope.protocol
+    if protocol == "KAFKA":
+        for name in ("topic", "partition", "timestamp"):
+            if fields.get(name) is not None:
+                record[name] = fields[name]
+        key = fields.get("key")
+        if key is not None:
+            encoded = _encode(key)
+            if isinstance(encoded, str):
+                record["key"] = encoded
+            else:
+                record["key_base64"] = encoded["base64"]
+        record["headers"] = {}
+        for name, value in fields.get("headers") or ():
+            record["headers"][name] = _encode(value) if value is not None else None
+    elif protocol.startswith("MQTT"):
+        for name in MQTT_FIELDS:
+            if fields.get(name) is not None:
+                record[name] = fields[name]
+        if fields.get("correlation_data") is not None:
+            record["correlation_data"] = _encode(fields["correlation_data"])
+        if fields.get("user_properties"):
+            record["user_properties"] = [{"name": n, "value": v} for n, v in fields["user_properties"]]
+    elif protocol == "AMQP/1.0":
+        for section in AMQP_SECTIONS:
+            if fields.get(section):
+                record[section] = _amqp_encode(fields[section])
+    elif protocol == "NATS":
+        record["subject"] = fields.get("subject")
+        if fields.get("reply-to"):
+            record["reply-to"] = fields["reply-to"]
+        record["headers"] = _pairs_out(fields.get("headers"))
+    else:
+        for name in ("method", "path"):
+            if fields.get(name) is not None:
+                record[name] = fields[name]
+        record["query"] = _pairs_out(fields.get("query"))
+        record["headers"] = _pairs_out(fields.get("headers"))
+    try:
+        record["body"] = envelope.body.decode("utf-8")
+    except UnicodeDecodeError:
+        record["body_base64"] = base64.b64encode(envelope.body).decode("ascii")
+    return record

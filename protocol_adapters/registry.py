@@ -1,0 +1,45 @@
+"""Protocol name -> adapter package; a missing optional dependency raises an install hint."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from gateway.errors import GatewayError
+from protocol_adapters.base import EndpointConfig, SinkAdapter, SourceAdapter
+
+# protocol -> (module exposing create_source/create_sink, extra that installs its client library)
+ADAPTERS: dict[str, tuple[str, str]] = {
+    "KAFKA": ("protocol_adapters.kafka", "kafka"),
+    "MQTT/3.1.1": ("protocol_adapters.mqtt", "mqtt"),
+    "MQTT/5.0": ("protocol_adapters.mqtt", "mqtt"),
+    "AMQP/1.0": ("protocol_adapters.amqp", "amqp"),
+    "NATS": ("protocol_adapters.nats", "nats"),
+    "HTTP": ("protocol_adapters.http", "http"),
+    # the in-process broker of gateway.testing, for tests and dry runs
+    "MEMORY": ("gateway.testing.memory", "dev"),
+}
+
+
+def adapter_module(protocol: str) -> Any:
+    try:
+        module_name, extra = ADAPTERS[protocol]
+    except KeyError:
+        raise GatewayError(f"no adapter for protocol {protocol!r}; known: {', '.join(ADAPTERS)}") from None
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith(("protocol_adapters", "gateway")):
+            raise
+        raise GatewayError(f"the {protocol} adapter needs an optional dependency ({exc.name}): "
+                           f"pip install 'xgate[{extra}]'") from exc
+
+
+def create_source(config: EndpointConfig) -> SourceAdapter:
+    source: SourceAdapter = adapter_module(config.protocol).create_source(config)
+    return source
+
+
+def create_sink(config: EndpointConfig) -> SinkAdapter:
+    sink: SinkAdapter = adapter_module(config.protocol).create_sink(config)
+    return sink
