@@ -1,4 +1,4 @@
-"""Command line: `xgate check | lint | explain`."""
+"""Command line: `xgate check | lint | explain | run | capture | replay`."""
 
 from __future__ import annotations
 
@@ -146,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--endpoint")
     explain.add_argument("message", help="one recorded message (JSON file, or - for stdin)")
     explain.set_defaults(handler=cmd_explain)
+
+    from gateway.runtime.commands import add_commands
+
+    add_commands(commands)
     return parser
 
 

@@ -1,0 +1,197 @@
+"""`xgate run`, `xgate capture` and `xgate replay`: the service and its incident tools."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from gateway.compiler import Ruleset, compile_registry
+from gateway.errors import Diagnostic, GatewayError, Severity
+from gateway.loader import Snapshot, load_snapshot
+from gateway.recorded import RecordError, envelope_from_record, record_from_envelope
+from gateway.runtime.engine import Engine
+from gateway.runtime.remap import outgoing
+from gateway.runtime.routes import endpoint_config, resolve_routes
+from gateway.settings import Settings, load_settings
+from protocol_adapters import registry
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+log = logging.getLogger("xgate")
+
+
+def _startup(config_dir: str) -> tuple[Snapshot, Ruleset, Settings, list[Diagnostic]]:
+    snapshot = load_snapshot([config_dir])
+    ruleset = compile_registry(snapshot.registry, snapshot.digest)
+    settings, problems = load_settings(config_dir)
+    diagnostics = list(snapshot.diagnostics) + list(ruleset.diagnostics) + problems
+    return snapshot, ruleset, settings, diagnostics
+
+
+def _report(diagnostics: list[Diagnostic]) -> int:
+    errors = 0
+    for diagnostic in diagnostics:
+        if diagnostic.code == "duplicate" and diagnostic.severity is Severity.WARNING:
+            continue
+        errors += diagnostic.severity is Severity.ERROR
+        print(diagnostic, file=sys.stderr)
+    return errors
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    snapshot, ruleset, settings, diagnostics = _startup(args.config)
+    routes, problems = resolve_routes(snapshot.registry, settings)
+    _report(diagnostics + problems)
+    if problems or any(d.code == "settings" for d in diagnostics):
+        print("xgate run: fix the settings and routes above first", file=sys.stderr)
+        return EXIT_USAGE
+    if not routes:
+        print(f"xgate run: no routes: add `routes:` to {Path(args.config) / 'gateway.yaml'} or "
+              "`xgate.route.*` labels to a source endpoint", file=sys.stderr)
+        return EXIT_USAGE
+    interval = args.summary if args.summary is not None else settings.runtime.summary_interval
+    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, engine.request_stop)
+        if args.duration:
+            loop.call_later(args.duration, engine.request_stop)
+        for route in routes:
+            log.info("route %s -> conformant %s, nonconformant %s, unmatched %s (policy %s, inflight %d)",
+                     route.source.endpoint_id, *(d.endpoint_id if d else "-" for d in
+                                                 (route.conformant, route.nonconformant, route.unmatched)),
+                     route.policy, route.inflight)
+        await engine.run()
+
+    try:
+        asyncio.run(main())
+    except GatewayError as exc:
+        print(f"xgate run: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _endpoint(snapshot: Snapshot, settings: Settings, endpoint_id: str) -> Any:
+    if endpoint_id not in snapshot.registry.endpoints:
+        raise GatewayError(f"endpoint {endpoint_id!r} is not in the registry "
+                           f"(known: {', '.join(sorted(snapshot.registry.endpoints)) or 'none'})")
+    return endpoint_config(snapshot.registry, endpoint_id, settings)
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    """Record live messages of one endpoint in the CONFORMANCE.md section 7 form (consumes them)."""
+    snapshot, _, settings, diagnostics = _startup(args.config)
+    _report(diagnostics)
+    try:
+        config = _endpoint(snapshot, settings, args.endpoint)
+    except GatewayError as exc:
+        print(f"xgate capture: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if config.protocol == "KAFKA" and "consumergroup" not in config.options:
+        # its own group, so capturing does not take messages away from the running gateway
+        config = replace(config, options={**config.options, "consumergroup": f"xgate-capture-{config.endpoint_id}"})
+    out = open(args.output, "w", encoding="utf-8") if args.output != "-" else sys.stdout
+
+    async def main() -> int:
+        count = 0
+        async with registry.create_source(config) as source:
+            async def pump() -> None:
+                nonlocal count
+                async for envelope in source:
+                    out.write(json.dumps(record_from_envelope(envelope)) + "\n")
+                    out.flush()
+                    await source.ack(envelope)
+                    count += 1
+                    if args.count and count >= args.count:
+                        return
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(pump(), args.timeout or None)
+        return count
+
+    try:
+        count = asyncio.run(main())
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    print(f"xgate capture: {count} messages from {args.endpoint}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Publish recorded messages to one endpoint (re-mapped when they were recorded on another protocol)."""
+    snapshot, _, settings, diagnostics = _startup(args.config)
+    _report(diagnostics)
+    try:
+        config = _endpoint(snapshot, settings, args.endpoint)
+    except GatewayError as exc:
+        print(f"xgate replay: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+
+    async def main() -> tuple[int, int]:
+        sent = skipped = 0
+        async with registry.create_sink(config) as sink:
+            pending: set[asyncio.Task[None]] = set()
+            for number, line in enumerate(source, 1):
+                if not line.strip():
+                    continue
+                try:
+                    envelope = envelope_from_record(json.loads(line), default_protocol=config.protocol)
+                except (ValueError, RecordError) as exc:
+                    print(f"xgate replay: line {number} skipped: {exc}", file=sys.stderr)
+                    skipped += 1
+                    continue
+                pending.add(asyncio.create_task(sink.send(outgoing(envelope, config.protocol))))
+                if len(pending) >= args.inflight:
+                    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                    for task in done:
+                        task.result()
+                sent += 1
+            for task in pending:
+                await task
+        return sent, skipped
+
+    try:
+        sent, skipped = asyncio.run(main())
+    except GatewayError as exc:
+        print(f"xgate replay: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        if source is not sys.stdin:
+            source.close()
+    print(f"xgate replay: {sent} messages sent to {args.endpoint}" + (f", {skipped} skipped" if skipped else ""),
+          file=sys.stderr)
+    return EXIT_OK if not skipped else EXIT_FAILED
+
+
+def add_commands(commands: Any) -> None:
+    run = commands.add_parser("run", help="run the gateway: consume, validate, route")
+    run.add_argument("--config", required=True, metavar="DIR", help="documents and gateway.yaml")
+    run.add_argument("--summary", type=float, metavar="SECONDS", help="live summary on stderr every SECONDS")
+    run.add_argument("--duration", type=float, metavar="SECONDS", help="stop (draining) after SECONDS")
+    run.set_defaults(handler=cmd_run)
+
+    capture = commands.add_parser("capture", help="record live messages of an endpoint as recorded JSON lines")
+    capture.add_argument("--config", required=True, metavar="DIR")
+    capture.add_argument("--endpoint", required=True)
+    capture.add_argument("--count", type=int, default=0, help="stop after N messages (0: no limit)")
+    capture.add_argument("--timeout", type=float, default=0, help="stop after SECONDS (0: no limit)")
+    capture.add_argument("-o", "--output", default="-")
+    capture.set_defaults(handler=cmd_capture)
+
+    replay = commands.add_parser("replay", help="publish recorded messages to an endpoint")
+    replay.add_argument("--config", required=True, metavar="DIR")
+    replay.add_argument("--endpoint", required=True)
+    replay.add_argument("--inflight", type=int, default=500, help="unconfirmed sends at once")
+    replay.add_argument("input", nargs="?", default="-")
+    replay.set_defaults(handler=cmd_replay)
