@@ -1,0 +1,264 @@
+"""Frozen options for the HTTP source (webhook ingress) and sink (webhook delivery), built from an EndpointConfig.
+
+Read from `config.uris[0]`: `http://HOST:PORT/PATH` or `https://...`. The source listens on HOST:PORT (HOST
+defaults to 127.0.0.1; it binds 0.0.0.0 only when the uri says so) and accepts requests on PATH and below it;
+the sink sends every message to the uri as it stands.
+
+Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 names):
+
+| name | role | default | meaning |
+|---|---|---|---|
+| `method` | sink | `POST` | request method of each delivery; on a source, the one method accepted when `methods` is absent |
+| `methods` | source | `["POST", "PUT"]` | methods accepted (list or comma-separated string) |
+| `headers` | sink | none | `[{"name", "value"}]` added to every request (after the message's own headers) |
+| `query` | sink | none | `{name: value}` added to the uri's query |
+| `apikeyname` | both | none | name of the header or query parameter carrying the API key (`authorization.type` APIKey) |
+| `apikeyin` | both | `header` | `header` or `query` |
+| `plainscheme` | sink | `basic` | with `config.username`: `basic` (RFC 7617) or `query` (needs the two fields below) |
+| `plainusernamefield`, `plainpasswordfield` | sink | none | query parameter names for `plainscheme: query` |
+| `maxbodysize` | source | 1048576 | largest request body in bytes (after decompression); larger -> 413 |
+| `maxinflight` | source | 1000 | requests accepted and not yet acknowledged by the runtime; more wait `queuetimeout` |
+| `queuetimeout` | source | 10.0 | seconds a request waits for room before it is answered 503 |
+| `responsetimeout` | source | 30.0 | seconds a request waits for the runtime's ack before it is answered 503 |
+| `respond` | source | `delivery` | `delivery`: answer after the runtime's ack with the verdict (at-least-once, the client retries a 503); `receipt`: answer 202 once queued (at-most-once if the gateway dies) |
+| `allowedorigins` | source | any | origins accepted by the CloudEvents webhook validation handshake (OPTIONS) |
+| `requesttimeout` | sink | 30.0 | seconds for one delivery, connect included |
+| `connections` | sink | 100 | pooled connections to the destination |
+
+Read from `config.extra` (gateway settings or the environment, never documents): `apikey` (the API key value;
+required when `apikeyname` is set), `listen` (`HOST:PORT` the source binds instead of the uri's, for a public
+uri behind a proxy). TLS from `config.tls`: the source serves https with `cert_file`/`key_file` and requires
+client certificates signed by `ca_file` when one is given; the sink verifies the server with `ca_file` (or the
+system store) unless `verify` is false, and presents `cert_file`/`key_file` when given.
+"""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+from urllib.parse import unquote, urlsplit
+
+from gateway.errors import AdapterError
+from protocol_adapters.base import EndpointConfig, TlsSettings
+
+RESPOND_DELIVERY = "delivery"
+RESPOND_RECEIPT = "receipt"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    name: str
+    where: str  # "header" | "query"
+    value: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSourceOptions:
+    endpoint_id: str
+    host: str
+    port: int
+    base_path: str  # decoded, without a trailing slash ("" for the root)
+    ssl: ssl.SSLContext | None
+    methods: frozenset[str]
+    max_body_size: int
+    max_in_flight: int
+    queue_timeout: float
+    response_timeout: float
+    respond: str
+    api_key: ApiKey | None
+    allowed_origins: frozenset[str] | None  # None: any origin
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSinkOptions:
+    endpoint_id: str
+    url: str
+    method: str
+    headers: tuple[tuple[str, str], ...]
+    query: tuple[tuple[str, str], ...]
+    ssl: ssl.SSLContext | None
+    timeout: float
+    connections: int
+    api_key: ApiKey | None
+    basic_auth: tuple[str, str] | None = field(repr=False)
+
+
+def _fail(config: EndpointConfig, message: str) -> AdapterError:
+    return AdapterError(f"HTTP endpoint {config.endpoint_id!r}: {message}", retriable=False)
+
+
+def _number(config: EndpointConfig, name: str, default: float, *, integer: bool) -> Any:
+    value = config.options.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 \
+            or (integer and not isinstance(value, int)):
+        kind = "a positive integer" if integer else "a positive number"
+        raise _fail(config, f"option {name!r} must be {kind}, found {value!r}")
+    return value
+
+
+def _methods(config: EndpointConfig) -> frozenset[str]:
+    value = config.options.get("methods")
+    if value is None:
+        single = config.options.get("method")
+        value = [single] if single else ["POST", "PUT"]
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) and v.strip() for v in value):
+        raise _fail(config, f"option 'methods' must be a list of HTTP methods, found {value!r}")
+    return frozenset(v.strip().upper() for v in value)
+
+
+def _uri(config: EndpointConfig) -> tuple[str, str | None, int | None, str]:
+    if not config.uris:
+        raise _fail(config, "no uri (protocoloptions.endpoints)")
+    parts = urlsplit(config.uris[0])
+    if parts.scheme not in ("http", "https"):
+        raise _fail(config, f"uri {config.uris[0]!r} is not http:// or https://")
+    try:
+        port = parts.port
+    except ValueError:
+        raise _fail(config, f"uri {config.uris[0]!r} has an invalid port") from None
+    return parts.scheme, parts.hostname, port, parts.path
+
+
+def _api_key(config: EndpointConfig) -> ApiKey | None:
+    name = config.options.get("apikeyname")
+    if not name:
+        return None
+    where = config.options.get("apikeyin", "header")
+    if where not in ("header", "query"):
+        raise _fail(config, f"option 'apikeyin' must be 'header' or 'query', found {where!r}")
+    value = config.extra.get("apikey")
+    if not isinstance(value, str) or not value:
+        # fail closed: an endpoint that declares an API key never runs open (nor sends without one)
+        raise _fail(config, f"declares apikeyname {name!r} but no API key was supplied (settings: extra.apikey)")
+    return ApiKey(str(name), where, value)
+
+
+def _listen(config: EndpointConfig, host: str | None, port: int | None, scheme: str) -> tuple[str, int]:
+    listen = config.extra.get("listen")
+    if listen:
+        text = str(listen)
+        bind_host, sep, bind_port = text.rpartition(":")
+        if not sep or not bind_port.isdigit():
+            raise _fail(config, f"extra.listen must be HOST:PORT, found {text!r}")
+        return bind_host.strip("[]") or "127.0.0.1", int(bind_port)
+    return host or "127.0.0.1", port if port is not None else (443 if scheme == "https" else 80)
+
+
+def _origins(config: EndpointConfig) -> frozenset[str] | None:
+    value = config.options.get("allowedorigins")
+    if value is None or value == "*" or value == ["*"]:
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise _fail(config, f"option 'allowedorigins' must be a list of origins, found {value!r}")
+    return frozenset(v.strip().lower() for v in value)
+
+
+def server_ssl(config: EndpointConfig, tls: TlsSettings | None) -> ssl.SSLContext:
+    if tls is None or not tls.cert_file or not tls.key_file:
+        raise _fail(config, "an https source needs tls.cert_file and tls.key_file in the settings")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tls.cert_file, tls.key_file)
+    if tls.ca_file:
+        context.load_verify_locations(tls.ca_file)
+        context.verify_mode = ssl.CERT_REQUIRED if tls.verify else ssl.CERT_OPTIONAL
+    return context
+
+
+def client_ssl(tls: TlsSettings | None) -> ssl.SSLContext | None:
+    if tls is None:
+        return None  # aiohttp's default verification against the system store
+    context = ssl.create_default_context(cafile=tls.ca_file)
+    if not tls.verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if tls.cert_file:
+        context.load_cert_chain(tls.cert_file, tls.key_file)
+    return context
+
+
+def source_options(config: EndpointConfig) -> HttpSourceOptions:
+    scheme, host, port, path = _uri(config)
+    bind_host, bind_port = _listen(config, host, port, scheme)
+    respond = config.options.get("respond", RESPOND_DELIVERY)
+    if respond not in (RESPOND_DELIVERY, RESPOND_RECEIPT):
+        raise _fail(config, f"option 'respond' must be 'delivery' or 'receipt', found {respond!r}")
+    try:
+        context = server_ssl(config, config.tls) if scheme == "https" else None
+    except (OSError, ssl.SSLError) as exc:
+        raise _fail(config, f"TLS material could not be loaded: {exc}") from exc
+    return HttpSourceOptions(
+        endpoint_id=config.endpoint_id,
+        host=bind_host,
+        port=bind_port,
+        base_path=unquote(path).rstrip("/"),
+        ssl=context,
+        methods=_methods(config),
+        max_body_size=_number(config, "maxbodysize", 1024 * 1024, integer=True),
+        max_in_flight=_number(config, "maxinflight", 1000, integer=True),
+        queue_timeout=float(_number(config, "queuetimeout", 10.0, integer=False)),
+        response_timeout=float(_number(config, "responsetimeout", 30.0, integer=False)),
+        respond=respond,
+        api_key=_api_key(config),
+        allowed_origins=_origins(config),
+    )
+
+
+def _static_headers(config: EndpointConfig) -> tuple[tuple[str, str], ...]:
+    value = config.options.get("headers") or []
+    if not isinstance(value, list) or not all(isinstance(v, dict) and "name" in v for v in value):
+        raise _fail(config, "option 'headers' must be a list of {\"name\", \"value\"} objects")
+    return tuple((str(v["name"]), str(v.get("value", ""))) for v in value)
+
+
+def _static_query(config: EndpointConfig) -> tuple[tuple[str, str], ...]:
+    value: Mapping[str, Any] = config.options.get("query") or {}
+    if not isinstance(value, Mapping):
+        raise _fail(config, "option 'query' must be an object of name -> value")
+    return tuple((str(k), str(v)) for k, v in value.items())
+
+
+def _plain(config: EndpointConfig, query: list[tuple[str, str]]) -> tuple[str, str] | None:
+    if config.username is None:
+        return None
+    scheme = config.options.get("plainscheme", "basic")
+    password = config.password or ""
+    if scheme == "basic":
+        return config.username, password
+    if scheme == "query":
+        user_field = config.options.get("plainusernamefield")
+        password_field = config.options.get("plainpasswordfield")
+        if not user_field or not password_field:
+            raise _fail(config, "plainscheme 'query' needs plainusernamefield and plainpasswordfield")
+        query += [(str(user_field), config.username), (str(password_field), password)]
+        return None
+    raise _fail(config, f"plainscheme {scheme!r} is not supported by the sink (basic, query)")
+
+
+def sink_options(config: EndpointConfig) -> HttpSinkOptions:
+    scheme, _host, _port, _path = _uri(config)
+    method = config.options.get("method", "POST")
+    if not isinstance(method, str) or not method.strip():
+        raise _fail(config, f"option 'method' must be an HTTP method, found {method!r}")
+    query = list(_static_query(config))
+    basic = _plain(config, query)
+    try:
+        context = client_ssl(config.tls) if scheme == "https" else None
+    except (OSError, ssl.SSLError) as exc:
+        raise _fail(config, f"TLS material could not be loaded: {exc}") from exc
+    return HttpSinkOptions(
+        endpoint_id=config.endpoint_id,
+        url=config.uris[0],
+        method=method.strip().upper(),
+        headers=_static_headers(config),
+        query=tuple(query),
+        ssl=context,
+        timeout=float(_number(config, "requesttimeout", 30.0, integer=False)),
+        connections=_number(config, "connections", 100, integer=True),
+        api_key=_api_key(config),
+        basic_auth=basic,
+    )
