@@ -4,7 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean install
+BROKERS := tansu mosquitto rabbitmq nats
+
+.PHONY: demo test lint bench clean install brokers brokers-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +27,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# start (or reuse) every broker on 127.0.0.1; installs a missing one
+brokers: $(STAMP)
+	@for b in $(BROKERS); do bash deploy/brokers/$$b.sh start || exit 1; done
+
+brokers-stop:
+	@for b in $(BROKERS); do bash deploy/brokers/$$b.sh stop; done
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -1,0 +1,240 @@
+"""HttpSource: a webhook ingress. Each accepted request becomes one Envelope; the answer waits for the runtime.
+
+HTTP is push, so there is no broker to hold unacknowledged messages: the request itself is held open until
+the runtime calls `ack` (202, or 422 when the message was rejected, with the verdict as JSON) or `nack`
+(503 + Retry-After). The client's retry of a 5xx is the redelivery: at-least-once as far as the client
+retries. `respond: receipt` answers 202 as soon as a request is queued instead (at-most-once).
+
+A CloudEvents batch (`application/cloudevents-batch+json`) stays one envelope: the core judges every event.
+Requests outside the uri's path get 404; API-key failures 401; bodies over `maxbodysize` 413; when
+`maxinflight` requests are unacknowledged, a new one waits up to `queuetimeout`, then gets 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from enum import Enum
+from types import TracebackType
+from typing import AsyncIterator, Union
+
+from aiohttp import web
+
+from gateway.envelope import Envelope
+from gateway.errors import AdapterError
+from protocol_adapters.base import Delivery
+from protocol_adapters.http.mapping import allowed_path, envelope_from_request, error_body, verdict_body
+from protocol_adapters.http.options import RESPOND_RECEIPT, HttpSourceOptions
+
+JSON = "application/json"
+CHUNK = 64 * 1024
+
+
+class _Signal(Enum):
+    NACK = "delivery failed; retry"
+    TIMEOUT = "no verdict in time; retry"
+    CLOSED = "shutting down; retry"
+
+
+_Outcome = Union[Delivery, None, _Signal]
+
+
+class _Handle:
+    """The held request of one envelope: `settle` answers it once and frees its in-flight slot."""
+
+    __slots__ = ("reply", "settled")
+
+    def __init__(self, reply: asyncio.Future[_Outcome]) -> None:
+        self.reply = reply
+        self.settled = False
+
+
+def _answer(status: int, body: bytes, **headers: str) -> web.Response:
+    return web.Response(status=status, body=body, content_type=JSON, headers=headers or None)
+
+
+def _retry_later(message: str) -> web.Response:
+    return _answer(503, error_body(message), **{"Retry-After": "1"})
+
+
+class HttpSource:
+    def __init__(self, options: HttpSourceOptions) -> None:
+        self.options = options
+        self.port: int | None = None  # the bound port, once entered (useful with port 0)
+        self._runner: web.ServerRunner | None = None
+        self._slots = asyncio.Semaphore(options.max_in_flight)
+        # the semaphore bounds it; one extra place keeps room for the stop wake-up
+        self._queue: asyncio.Queue[Envelope | None] = asyncio.Queue(options.max_in_flight + 1)
+        self._pending: set[_Handle] = set()
+        self._stopping = False
+        self._allow = ", ".join(sorted(options.methods | {"OPTIONS", "HEAD"}))
+
+    async def __aenter__(self) -> HttpSource:
+        options = self.options
+        # no access log: nothing is logged per message
+        runner = web.ServerRunner(web.Server(self._handle, access_log=None), shutdown_timeout=5.0)
+        await runner.setup()
+        site = web.TCPSite(runner, options.host, options.port, ssl_context=options.ssl)
+        try:
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise AdapterError(f"HTTP source {options.endpoint_id!r} cannot listen on "
+                               f"{options.host}:{options.port}: {exc}", retriable=True) from exc
+        self._runner = runner
+        self.port = site.port
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()
+        # held requests are answered 503 so their clients retry them elsewhere or later
+        for handle in list(self._pending):
+            self._settle(handle, _Signal.CLOSED)
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    def __aiter__(self) -> AsyncIterator[Envelope]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Envelope]:
+        queue = self._queue
+        while True:
+            if self._stopping and queue.empty():
+                return
+            envelope = await queue.get()
+            # None is the stop wake-up; a settled request was already answered (timeout): its client retries
+            if envelope is not None and not envelope.ack.settled:
+                yield envelope
+
+    async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
+        if isinstance(envelope.ack, _Handle):
+            self._settle(envelope.ack, delivery)
+
+    async def nack(self, envelope: Envelope) -> None:
+        # nothing to put back: the 503 makes the client send it again
+        if isinstance(envelope.ack, _Handle):
+            self._settle(envelope.ack, _Signal.NACK)
+
+    async def stop(self) -> None:
+        if not self._stopping:
+            self._stopping = True
+            try:
+                self._queue.put_nowait(None)
+            except asyncio.QueueFull:  # an iterator is not waiting then, and the check at its top ends it
+                pass
+
+    def _settle(self, handle: _Handle, outcome: _Outcome) -> None:
+        if handle.settled:
+            return
+        handle.settled = True
+        self._pending.discard(handle)
+        self._slots.release()
+        if not handle.reply.done():
+            handle.reply.set_result(outcome)
+
+    # -- the request handler --------------------------------------------------------------------------
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        options = self.options
+        if not allowed_path(request.path, options.base_path):
+            return _answer(404, error_body("no such endpoint"))
+        method = request.method
+        if method == "OPTIONS":
+            return self._handshake(request)
+        if method == "HEAD":
+            return web.Response(status=503 if self._stopping else 200, headers={"Allow": self._allow})
+        if method not in options.methods:
+            return _answer(405, error_body(f"method {method} not allowed"), Allow=self._allow)
+        if self._stopping:
+            return _retry_later("not accepting requests")
+        if options.api_key is not None and not self._authorized(request):
+            return _answer(401, error_body("missing or invalid API key"))
+        if request.content_length is not None and request.content_length > options.max_body_size:
+            return self._too_large()
+        if request.headers.get("Expect", "").lower() == "100-continue" and request.version >= (1, 1):
+            # only now, after the checks above, does the client send the body
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        body = await self._read(request)
+        if body is None:
+            return self._too_large()
+        return await self._admit(request, body)
+
+    async def _admit(self, request: web.BaseRequest, body: bytes) -> web.StreamResponse:
+        options = self.options
+        try:
+            async with asyncio.timeout(options.queue_timeout):
+                await self._slots.acquire()
+        except TimeoutError:
+            return _retry_later(f"{options.max_in_flight} requests in flight; retry")
+        handle = _Handle(asyncio.get_running_loop().create_future())
+        if self._stopping:
+            self._slots.release()
+            return _retry_later("not accepting requests")
+        envelope = envelope_from_request(method=request.method, path=request.path,
+                                         raw_query=request.rel_url.raw_query_string,
+                                         raw_headers=request.raw_headers, body=body,
+                                         endpoint=options.endpoint_id, remote=request.remote,
+                                         credential=options.api_key, handle=handle)
+        self._pending.add(handle)
+        self._queue.put_nowait(envelope)  # never full: the semaphore admits at most maxinflight
+        if options.respond == RESPOND_RECEIPT:
+            return _answer(202, b"{}", **self._private())
+        try:
+            async with asyncio.timeout(options.response_timeout):
+                outcome = await handle.reply
+        except TimeoutError:
+            self._settle(handle, _Signal.TIMEOUT)
+            outcome = _Signal.TIMEOUT
+        if isinstance(outcome, _Signal):
+            return _retry_later(outcome.value)
+        status = 422 if outcome is not None and outcome.rejected else 202
+        return _answer(status, verdict_body(outcome), **self._private())
+
+    def _private(self) -> dict[str, str]:
+        # CloudEvents webhook 3.2: answers to a request with a token in its URI are not cached
+        key = self.options.api_key
+        return {"Cache-Control": "private"} if key is not None and key.where == "query" else {}
+
+    def _too_large(self) -> web.Response:
+        # the unread body would be drained by the server; closing is cheaper for a body this big
+        response = _answer(413, error_body(f"body larger than {self.options.max_body_size} bytes"))
+        response.force_close()
+        return response
+
+    async def _read(self, request: web.BaseRequest) -> bytes | None:
+        """The body, or None past the limit (counted after decompression, so a zip bomb stops early)."""
+        limit = self.options.max_body_size
+        body = bytearray()
+        while chunk := await request.content.read(CHUNK):
+            body += chunk
+            if len(body) > limit:
+                return None
+        return bytes(body)
+
+    def _authorized(self, request: web.BaseRequest) -> bool:
+        key = self.options.api_key
+        assert key is not None
+        if key.where == "query":
+            presented = request.rel_url.query.get(key.name)
+        else:
+            presented = request.headers.get(key.name)
+            if presented is not None and presented[:7].lower() == "bearer ":
+                # the CloudEvents webhook spec carries tokens as `Authorization: Bearer <token>`
+                presented = presented[7:].strip() if key.name.lower() == "authorization" else presented
+        if presented is None:
+            return False
+        return hmac.compare_digest(presented.encode("utf-8", "surrogateescape"), key.value.encode("utf-8"))
+
+    def _handshake(self, request: web.BaseRequest) -> web.Response:
+        """CORS-free OPTIONS, and the CloudEvents webhook validation handshake (http-webhook.md 4)."""
+        headers = {"Allow": self._allow}
+        origin = request.headers.get("WebHook-Request-Origin")
+        if origin is not None:
+            allowed = self.options.allowed_origins
+            if allowed is not None and origin.strip().lower() not in allowed:
+                return _answer(403, error_body(f"origin {origin!r} is not allowed"), **headers)
+            headers["WebHook-Allowed-Origin"] = origin
+            headers["WebHook-Allowed-Rate"] = "*"
+        return web.Response(status=200, headers=headers)

@@ -1,0 +1,225 @@
+"""Run `xgate run` as a real process between real brokers and account for every message.
+
+A Profile says how one protocol's endpoints are addressed; the harness writes
+the registry and gateway.yaml, starts the broker script and the gateway,
+publishes recorded traffic into the source endpoint with the protocol's own
+sink adapter, reads every destination with the protocol's own source adapter,
+and compares what arrived with the verdicts `xgate check` gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from gateway.check import judge_record
+from gateway.compiler import compile_registry
+from gateway.envelope import Envelope
+from gateway.loader import load_snapshot
+from gateway.recorded import envelope_from_record
+from gateway.runtime.router import kind_of
+from gateway.runtime.routes import endpoint_config
+from gateway.settings import load_settings
+from protocol_adapters import registry as adapters
+from tests.integration.traffic import message, mixed
+from tests.integration.traffic import registry as registry_document
+
+REPO = Path(__file__).resolve().parents[2]
+DESTINATION_OF = {"conformant": "valid", "nonconformant": "dlq", "unmatched": "unknown"}
+PROBE_SEQ = 10_000_000
+
+
+@dataclass
+class Profile:
+    protocol: str
+    broker: str | None                                  # deploy/brokers/<broker>.sh, None for HTTP
+    options: Callable[[str], dict[str, dict[str, Any]]]  # run id -> endpoint name -> protocoloptions (+ "uris")
+    settings: dict[str, Any] = field(default_factory=dict)  # gateway.yaml `endpoints:` section
+
+
+def start_broker(name: str | None) -> None:
+    if name is not None:
+        subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), "start"], check=True)
+
+
+def restart_broker(name: str) -> None:
+    subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), "restart"], check=True)
+
+
+class Gateway:
+    """`xgate run --config DIR` as a child process."""
+
+    def __init__(self, config_dir: Path) -> None:
+        self.config_dir = config_dir
+        self.log = open(config_dir / "gateway.log", "w")
+        self.process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "run", "--config", str(config_dir),
+                                         "--summary", "2"], stdout=self.log, stderr=subprocess.STDOUT, cwd=REPO,
+                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+    def stop(self, timeout: float = 60) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        finally:
+            self.log.close()
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self.log.close()
+
+    def output(self) -> str:
+        return (self.config_dir / "gateway.log").read_text()
+
+
+@dataclass
+class World:
+    profile: Profile
+    config_dir: Path
+    run_id: str
+
+    def config(self, name: str) -> Any:
+        snapshot = load_snapshot([self.config_dir])
+        settings, _ = load_settings(self.config_dir)
+        return endpoint_config(snapshot.registry, name, settings)
+
+    def expected(self, records: list[dict[str, Any]]) -> dict[str, collections.Counter[bytes]]:
+        """What `xgate check` says about each message, as bodies per destination."""
+        snapshot = load_snapshot([self.config_dir])
+        ruleset = compile_registry(snapshot.registry)
+        out: dict[str, collections.Counter[bytes]] = {d: collections.Counter() for d in DESTINATION_OF.values()}
+        for record in records:
+            destination = DESTINATION_OF[kind_of(judge_record(ruleset, record)).value]
+            out[destination][envelope_from_record(record).body] += 1
+        return out
+
+
+def prepare(profile: Profile, tmp_path: Path) -> World:
+    run_id = uuid.uuid4().hex[:8]
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    (config_dir / "registry.json").write_text(json.dumps(registry_document(profile.protocol,
+                                                                           profile.options(run_id))))
+    gateway_yaml = {"routes": [{"source": "in", "conformant": "valid", "nonconformant": "dlq",
+                                "unmatched": "unknown", "policy": "forward"}],
+                    "endpoints": profile.settings, "runtime": {"drain_timeout": 30}}
+    (config_dir / "gateway.yaml").write_text(yaml.safe_dump(gateway_yaml))
+    start_broker(profile.broker)
+    return World(profile, config_dir, run_id)
+
+
+async def publish(world: World, records: list[dict[str, Any]], inflight: int = 200) -> None:
+    config = world.config("in")
+    async with adapters.create_sink(config) as sink:
+        pending: set[asyncio.Task[None]] = set()
+        for record in records:
+            pending.add(asyncio.create_task(sink.send(envelope_from_record(record))))
+            if len(pending) >= inflight:
+                _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if pending:
+            await asyncio.gather(*pending)
+
+
+class Collector:
+    """Reads every destination with the protocol's own source adapter, acknowledging as it goes."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.bodies: dict[str, collections.Counter[bytes]] = {d: collections.Counter() for d in DESTINATION_OF.values()}
+        self.envelopes: dict[str, list[Envelope]] = {d: [] for d in DESTINATION_OF.values()}
+        self._stack = contextlib.AsyncExitStack()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def __aenter__(self) -> Collector:
+        for name in DESTINATION_OF.values():
+            source = await self._stack.enter_async_context(adapters.create_source(self.world.config(name)))
+            self._tasks.append(asyncio.create_task(self._read(name, source)))
+        return self
+
+    async def _read(self, name: str, source: Any) -> None:
+        async for envelope in source:
+            self.bodies[name][envelope.body] += 1
+            self.envelopes[name].append(envelope)
+            await source.ack(envelope)
+
+    async def wait_for(self, expected: dict[str, collections.Counter[bytes]], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(not (expected[d] - self.bodies[d]) for d in expected):
+                return
+            await asyncio.sleep(0.2)
+
+    async def __aexit__(self, *exc: Any) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._stack.aclose()
+
+
+async def wait_until_live(world: World, collector: Collector, timeout: float = 60) -> set[bytes]:
+    """Send probes until one comes out at `valid`: the gateway is subscribed and routing. Returns probe bodies."""
+    probes: set[bytes] = set()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        record = message(world.profile.protocol, PROBE_SEQ + len(probes), "ok-structured")
+        await publish(world, [record])
+        body = envelope_from_record(record).body
+        probes.add(body)
+        for _ in range(20):
+            if collector.bodies["valid"][body]:
+                return probes
+            await asyncio.sleep(0.1)
+    raise AssertionError("the gateway never routed a probe message to `valid`")
+
+
+def account(expected: dict[str, collections.Counter[bytes]], collector: Collector,
+            probes: set[bytes]) -> dict[str, Any]:
+    """Missing (lost), unexpected and duplicated messages per destination; probes are left out."""
+    report: dict[str, Any] = {}
+    for destination, wanted in expected.items():
+        got = collections.Counter({b: n for b, n in collector.bodies[destination].items() if b not in probes})
+        report[destination] = {"missing": sum((wanted - got).values()), "unexpected": sum((got - wanted).values()),
+                               "duplicates": sum(n - 1 for b, n in got.items() if b in wanted and n > 1),
+                               "arrived": sum(got.values()), "expected": sum(wanted.values())}
+    return report
+
+
+def run_scenario(profile: Profile, tmp_path: Path, count: int, *,
+                 during: Callable[[World, Gateway], None] | None = None, timeout: float = 240) -> dict[str, Any]:
+    """Publish `count` mixed messages through a live gateway; `during` runs (in a thread) while they flow."""
+    world = prepare(profile, tmp_path)
+    records = mixed(profile.protocol, count)
+    expected = world.expected(records)
+
+    async def main() -> tuple[dict[str, Any], int]:
+        async with Collector(world) as collector:
+            gateway = Gateway(world.config_dir)
+            try:
+                probes = await wait_until_live(world, collector)
+                side = asyncio.create_task(asyncio.to_thread(during, world, gateway)) if during else None
+                await publish(world, records)
+                if side is not None:
+                    await side
+                await collector.wait_for(expected, timeout)
+            finally:
+                code = gateway.stop()
+            report = account(expected, collector, probes)
+            report["gateway_exit"] = code
+            report["gateway_log_tail"] = gateway.output()[-3000:]
+            return report, code
+    report, _ = asyncio.run(main())
+    return report

@@ -1,0 +1,66 @@
+"""Mixed recorded traffic for the integration tests: every message has a unique body, so it can be found again.
+
+Kinds: conformant, nonconformant (schema) and unknown (undeclared type), each in
+binary and structured mode, plus structured bodies that are not JSON. MQTT 3.1.1
+has only the structured mode.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gateway.envelope import Envelope
+from gateway.recorded import record_from_envelope
+from gateway.runtime.remap import outgoing
+
+TYPE = "com.example.it.reading"
+SCHEMA = {"type": "object", "required": ["seq", "v"],
+          "properties": {"seq": {"type": "integer"}, "v": {"type": "integer", "minimum": 0}}}
+KINDS = ("ok-binary", "ok-structured", "bad-binary", "bad-structured", "unknown-binary", "unknown-structured",
+         "malformed")
+
+
+def registry(protocol: str, options: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Source `in` and destinations `valid`, `dlq`, `unknown`, all of `protocol`, with per-endpoint options."""
+    def endpoint(name: str, usage: str) -> dict[str, Any]:
+        opts = dict(options[name])
+        uris = opts.pop("uris")
+        return {"usage": [usage], "protocol": protocol, "envelope": "CloudEvents/1.0",
+                "protocoloptions": {"endpoints": [{"uri": u} for u in uris], **opts}}
+    source = endpoint("in", "consumer")
+    source["messages"] = {"reading": {
+        "envelope": "CloudEvents/1.0",
+        "envelopemetadata": {"type": {"value": TYPE, "required": True},
+                             "source": {"type": "uritemplate", "value": "/it/{shard}"}},
+        "dataschemaformat": "JsonSchema/draft-07", "dataschema": SCHEMA}}
+    return {"endpoints": {"in": source, **{n: endpoint(n, "producer") for n in ("valid", "dlq", "unknown")}}}
+
+
+def _event(seq: int, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    attributes = {"specversion": "1.0", "id": f"it-{seq}", "source": f"/it/{seq % 4}",
+                  "type": TYPE if not kind.startswith("unknown") else "com.example.it.other"}
+    data = {"seq": seq, "v": seq if not kind.startswith("bad") else -1}
+    return attributes, data
+
+
+def message(protocol: str, seq: int, kind: str) -> dict[str, Any]:
+    """One recorded message of `kind` for `protocol`, built once in HTTP form and re-mapped per the bindings."""
+    attributes, data = _event(seq, kind)
+    if kind == "malformed":
+        envelope = Envelope("HTTP", {"headers": [("Content-Type", "application/cloudevents+json")]},
+                            f'{{"specversion": "1.0", "id": "it-{seq}", "broken'.encode())
+    elif kind.endswith("structured") or protocol == "MQTT/3.1.1":
+        body = json.dumps({**attributes, "datacontenttype": "application/json", "data": data}).encode()
+        envelope = Envelope("HTTP", {"headers": [("Content-Type", "application/cloudevents+json")]}, body)
+    else:
+        headers = [(f"ce-{k}", v) for k, v in attributes.items()] + [("Content-Type", "application/json")]
+        envelope = Envelope("HTTP", {"headers": headers}, json.dumps(data).encode())
+    record = record_from_envelope(outgoing(envelope, protocol))
+    record["endpoint"] = "in"
+    return record
+
+
+def mixed(protocol: str, count: int) -> list[dict[str, Any]]:
+    kinds = [k for k in KINDS if protocol != "MQTT/3.1.1" or not k.endswith("binary")]
+    return [message(protocol, seq, kinds[seq % len(kinds)]) for seq in range(count)]
