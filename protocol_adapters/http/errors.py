@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import aiohttp
 
 from gateway.errors import AdapterError
@@ -23,11 +21,11 @@ def status_error(endpoint: str, url: str, status: int, reason: str | None, detai
 
 
 def client_error(endpoint: str, url: str, exc: BaseException) -> AdapterError:
-    """A request that got no answer: connection and timeout problems are retriable; a bad URL or a
-    certificate the destination presents and we refuse are not (retrying cannot change them)."""
-    retriable = not isinstance(exc, (aiohttp.InvalidURL, aiohttp.ClientConnectorCertificateError,
-                                     aiohttp.NonHttpUrlClientError))
-    if isinstance(exc, asyncio.TimeoutError):
+    """A request that got no answer is retriable: the fault is the destination's, not the message's (a refused
+    certificate too: it gets fixed or renewed there, and the message is still good). Only a URL that can
+    never work is not."""
+    retriable = not isinstance(exc, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError))
+    if isinstance(exc, TimeoutError):
         what = "timed out"
     else:
         what = f"failed: {type(exc).__name__}: {exc}"

@@ -9,7 +9,8 @@ read as Latin-1 (HTTP's historical charset), so no byte is lost.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import parse_qsl
 
 from gateway.envelope import Envelope

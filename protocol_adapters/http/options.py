@@ -35,8 +35,9 @@ system store) unless `verify` is false, and presents `cert_file`/`key_file` when
 from __future__ import annotations
 
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from gateway.errors import AdapterError

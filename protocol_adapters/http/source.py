@@ -13,18 +13,20 @@ Requests outside the uri's path get 404; API-key failures 401; bodies over `maxb
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
+from collections.abc import AsyncIterator
 from enum import Enum
 from types import TracebackType
-from typing import AsyncIterator, Union
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
-from protocol_adapters.base import Delivery
+from protocol_adapters.base import Delivery, EndpointConfig
 from protocol_adapters.http.mapping import allowed_path, envelope_from_request, error_body, verdict_body
-from protocol_adapters.http.options import RESPOND_RECEIPT, HttpSourceOptions
+from protocol_adapters.http.options import RESPOND_RECEIPT, HttpSourceOptions, source_options
 
 JSON = "application/json"
 CHUNK = 64 * 1024
@@ -36,7 +38,7 @@ class _Signal(Enum):
     CLOSED = "shutting down; retry"
 
 
-_Outcome = Union[Delivery, None, _Signal]
+_Outcome = Delivery | _Signal | None
 
 
 class _Handle:
@@ -63,7 +65,8 @@ class HttpSource:
         self.port: int | None = None  # the bound port, once entered (useful with port 0)
         self._runner: web.ServerRunner | None = None
         self._slots = asyncio.Semaphore(options.max_in_flight)
-        # the semaphore bounds it; one extra place keeps room for the stop wake-up
+        # the semaphore bounds it (one extra place for the stop wake-up); requests that timed out while
+        # queued no longer hold a slot, so a full queue is still possible and answered 503
         self._queue: asyncio.Queue[Envelope | None] = asyncio.Queue(options.max_in_flight + 1)
         self._pending: set[_Handle] = set()
         self._stopping = False
@@ -79,8 +82,10 @@ class HttpSource:
             await site.start()
         except OSError as exc:
             await runner.cleanup()
+            # a port in use may come free (a previous process ending); a bad address or no permission will not
             raise AdapterError(f"HTTP source {options.endpoint_id!r} cannot listen on "
-                               f"{options.host}:{options.port}: {exc}", retriable=True) from exc
+                               f"{options.host}:{options.port}: {exc}",
+                               retriable=exc.errno == errno.EADDRINUSE) from exc
         self._runner = runner
         self.port = site.port
         return self
@@ -156,7 +161,14 @@ class HttpSource:
         if request.headers.get("Expect", "").lower() == "100-continue" and request.version >= (1, 1):
             # only now, after the checks above, does the client send the body
             await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        body = await self._read(request)
+        try:
+            body = await self._read(request)
+        except (RequestPayloadError, ConnectionError) as exc:  # a coding that does not decode; a client gone
+            # mark the body read: aiohttp would otherwise drain the failed stream and log the error again
+            request.content.feed_eof()
+            response = _answer(400, error_body(f"unreadable body: {exc}"))
+            response.force_close()
+            return response
         if body is None:
             return self._too_large()
         return await self._admit(request, body)
@@ -177,8 +189,12 @@ class HttpSource:
                                          raw_headers=request.raw_headers, body=body,
                                          endpoint=options.endpoint_id, remote=request.remote,
                                          credential=options.api_key, handle=handle)
+        try:
+            self._queue.put_nowait(envelope)
+        except asyncio.QueueFull:  # requests that timed out while queued still fill it: the runtime is stuck
+            self._slots.release()
+            return _retry_later(f"{options.max_in_flight} requests queued; retry")
         self._pending.add(handle)
-        self._queue.put_nowait(envelope)  # never full: the semaphore admits at most maxinflight
         if options.respond == RESPOND_RECEIPT:
             return _answer(202, b"{}", **self._private())
         try:
@@ -198,7 +214,7 @@ class HttpSource:
         return {"Cache-Control": "private"} if key is not None and key.where == "query" else {}
 
     def _too_large(self) -> web.Response:
-        # the unread body would be drained by the server; closing is cheaper for a body this big
+        # the connection is not reused: aiohttp drains the unread rest (briefly) and closes it
         response = _answer(413, error_body(f"body larger than {self.options.max_body_size} bytes"))
         response.force_close()
         return response
@@ -220,9 +236,9 @@ class HttpSource:
             presented = request.rel_url.query.get(key.name)
         else:
             presented = request.headers.get(key.name)
-            if presented is not None and presented[:7].lower() == "bearer ":
+            if presented is not None and key.name.lower() == "authorization" and presented[:7].lower() == "bearer ":
                 # the CloudEvents webhook spec carries tokens as `Authorization: Bearer <token>`
-                presented = presented[7:].strip() if key.name.lower() == "authorization" else presented
+                presented = presented[7:].strip()
         if presented is None:
             return False
         return hmac.compare_digest(presented.encode("utf-8", "surrogateescape"), key.value.encode("utf-8"))
@@ -238,3 +254,7 @@ class HttpSource:
             headers["WebHook-Allowed-Origin"] = origin
             headers["WebHook-Allowed-Rate"] = "*"
         return web.Response(status=200, headers=headers)
+
+
+def create_source(config: EndpointConfig) -> HttpSource:
+    return HttpSource(source_options(config))

@@ -1,0 +1,19 @@
+"""AMQP 1.0 adapter over python-qpid-proton (run on its own thread): `create_source` / `create_sink`."""
+
+from __future__ import annotations
+
+from protocol_adapters.amqp.options import AmqpOptions, build_options
+from protocol_adapters.amqp.sink import AmqpSink
+from protocol_adapters.amqp.source import AmqpSource
+from protocol_adapters.base import EndpointConfig
+
+
+def create_source(config: EndpointConfig) -> AmqpSource:
+    return AmqpSource(build_options(config))
+
+
+def create_sink(config: EndpointConfig) -> AmqpSink:
+    return AmqpSink(build_options(config))
+
+
+__all__ = ["AmqpOptions", "AmqpSink", "AmqpSource", "build_options", "create_sink", "create_source"]

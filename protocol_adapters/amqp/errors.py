@@ -1,0 +1,47 @@
+"""AMQP error conditions -> AdapterError, deciding which ones retrying can fix.
+
+A broker restart shows up as a refused or aborted socket (`proton.pythonio`,
+`amqp:connection:framing-error` "connection aborted") or as
+`amqp:connection:forced`: all retriable. Conditions that describe the
+configuration (wrong credentials, an address the broker refuses, a queue
+declared with other arguments) come back the same on every attempt, so they
+are not retriable and the adapter stops reconnecting.
+"""
+
+from __future__ import annotations
+
+from gateway.errors import AdapterError
+
+# conditions that repeat on every attempt: bad credentials, vhost or address, mismatched queue arguments
+FATAL_CONDITIONS = frozenset({
+    "amqp:unauthorized-access",
+    "amqp:not-found",
+    "amqp:not-allowed",
+    "amqp:not-implemented",
+    "amqp:precondition-failed",
+    "amqp:invalid-field",
+    "amqp:decode-error",
+})
+
+
+def condition_error(where: str, name: str | None, description: str | None) -> AdapterError:
+    """An error for a condition the broker or the transport reported."""
+    label = name or "closed"
+    text = f"AMQP {where}: {label}"
+    if description:
+        text += f" ({description})"
+    return AdapterError(text, retriable=label not in FATAL_CONDITIONS)
+
+
+def disconnected(where: str) -> AdapterError:
+    return AdapterError(f"AMQP {where}: connection lost before the broker settled the delivery", retriable=True)
+
+
+def rejected(node: str, name: str | None, description: str | None) -> AdapterError:
+    """The broker refused the message itself: sending it again gives the same answer."""
+    detail = ": ".join(part for part in (name, description) if part)
+    return AdapterError(f"AMQP {node}: message rejected" + (f" ({detail})" if detail else ""), retriable=False)
+
+
+def released(node: str, state: str) -> AdapterError:
+    return AdapterError(f"AMQP {node}: broker {state} the message without accepting it", retriable=True)

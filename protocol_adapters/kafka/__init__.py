@@ -1,0 +1,18 @@
+"""Kafka adapter (aiokafka): a consumer-group source that commits after delivery, and an acks=all sink."""
+
+from __future__ import annotations
+
+from protocol_adapters.base import EndpointConfig
+from protocol_adapters.kafka.options import sink_options, source_options
+from protocol_adapters.kafka.sink import KafkaSink
+from protocol_adapters.kafka.source import KafkaSource
+
+__all__ = ["KafkaSink", "KafkaSource", "create_sink", "create_source"]
+
+
+def create_source(config: EndpointConfig) -> KafkaSource:
+    return KafkaSource(source_options(config))
+
+
+def create_sink(config: EndpointConfig) -> KafkaSink:
+    return KafkaSink(sink_options(config))

@@ -1,0 +1,89 @@
+"""Kafka record <-> Envelope, in the KAFKA field shape of gateway/envelope.py.
+
+fields: `topic` str, `partition` int, `key` bytes | None, `headers` list of (name, bytes) in wire
+order with repeated names kept, `timestamp` int milliseconds (None when the record has none).
+A null record value (tombstone) becomes an empty body; a null header value becomes b"".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.envelope import Envelope
+
+PROTOCOL = "KAFKA"
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingRecord:
+    """What the sink hands to the producer for one envelope."""
+
+    value: bytes
+    key: bytes | None
+    headers: list[tuple[str, bytes]]
+    timestamp_ms: int | None
+
+
+def record_envelope(record: Any, endpoint: str | None, ack: Any = None) -> Envelope:
+    """An aiokafka ConsumerRecord as an Envelope; `position` says where it was read."""
+    topic: str = record.topic
+    partition: int = record.partition
+    timestamp = record.timestamp
+    return Envelope(
+        protocol=PROTOCOL,
+        fields={
+            "topic": topic,
+            "partition": partition,
+            "key": record.key,
+            "headers": [(name, b"" if value is None else value) for name, value in record.headers],
+            "timestamp": timestamp if timestamp is not None and timestamp >= 0 else None,
+        },
+        body=b"" if record.value is None else record.value,
+        endpoint=endpoint,
+        position={"topic": topic, "partition": partition, "offset": record.offset},
+        ack=ack,
+    )
+
+
+def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
+                    default_headers: Iterable[tuple[str, bytes]] = ()) -> OutgoingRecord:
+    """The record to produce for `envelope`: its body, key, headers and timestamp, as bytes for the wire."""
+    fields = envelope.fields
+    key = fields.get("key")
+    headers = [(str(name), as_bytes(value)) for name, value in _pairs(fields.get("headers"))]
+    if default_headers:
+        present = {name for name, _ in headers}
+        headers.extend((name, value) for name, value in default_headers if name not in present)
+    return OutgoingRecord(
+        value=as_bytes(envelope.body),
+        key=default_key if key is None else as_bytes(key),
+        headers=headers,
+        timestamp_ms=_timestamp(fields.get("timestamp")),
+    )
+
+
+def as_bytes(value: Any) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if value is None:
+        return b""
+    return str(value).encode("utf-8")
+
+
+def _pairs(headers: Any) -> Iterable[tuple[Any, Any]]:
+    if not headers:
+        return ()
+    if isinstance(headers, Mapping):
+        return headers.items()
+    pairs: Iterable[tuple[Any, Any]] = headers
+    return pairs
+
+
+def _timestamp(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return None
+    return int(value)

@@ -1,0 +1,91 @@
+"""KafkaSink: produce each envelope to the sink's own topic and return once the broker confirmed it.
+
+One AIOKafkaProducer per sink, acks=all, without idempotence (Tansu rejects aiokafka's
+idempotent producer; duplicates after a retried send are within at-least-once). Concurrent
+`send` calls share the producer's batches (linger_ms). The connection is made on the first
+`send`, so a gateway starts while its broker is down; every failure to reach the broker is a
+retriable AdapterError and the next `send` tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import TracebackType
+from typing import Any, Self
+
+from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafka ships no type information
+
+from gateway.envelope import Envelope
+from gateway.errors import AdapterError
+from protocol_adapters.kafka.errors import KafkaError, adapter_error
+from protocol_adapters.kafka.mapping import outgoing_record
+from protocol_adapters.kafka.options import KafkaSinkOptions
+
+
+class KafkaSink:
+    def __init__(self, options: KafkaSinkOptions) -> None:
+        self.options = options
+        self._producer: Any = None
+        self._kwargs: dict[str, Any] | None = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def __aenter__(self) -> Self:
+        options = self.options
+        try:
+            # built here so that a bad TLS file fails at startup, not at the first message
+            kwargs = options.connection.client_kwargs()
+        except (OSError, ValueError) as exc:
+            raise AdapterError(f"Kafka sink {options.endpoint_id!r}: bad TLS settings: {exc}", retriable=False) from exc
+        kwargs.update(
+            acks=options.acks,
+            enable_idempotence=False,
+            linger_ms=options.linger_ms,
+            max_batch_size=options.max_batch_size,
+            max_request_size=options.max_request_size,
+            compression_type=options.compression_type,
+        )
+        self._kwargs = kwargs
+        self._closed = False
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self._closed = True
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await _stop(producer, self.options.connection.connect_timeout)
+
+    async def send(self, envelope: Envelope) -> None:
+        producer = self._producer or await self._connect()
+        options = self.options
+        record = outgoing_record(envelope, options.default_key, options.default_headers)
+        try:
+            delivered = await producer.send(options.topic, record.value, key=record.key, partition=options.partition,
+                                            timestamp_ms=record.timestamp_ms, headers=record.headers)
+            await delivered
+        except (TimeoutError, KafkaError, OSError) as exc:
+            raise adapter_error(exc, f"produce to topic {options.topic!r}") from exc
+
+    async def _connect(self) -> Any:
+        if self._kwargs is None or self._closed:
+            raise AdapterError("Kafka sink used outside `async with`", retriable=False)
+        async with self._lock:
+            if self._producer is not None:
+                return self._producer
+            producer = AIOKafkaProducer(**self._kwargs)
+            try:
+                await asyncio.wait_for(producer.start(), self.options.connection.connect_timeout)
+            except (TimeoutError, KafkaError, OSError) as exc:
+                await _stop(producer, self.options.connection.connect_timeout)
+                servers = ",".join(self.options.connection.bootstrap_servers)
+                raise adapter_error(exc, f"connect to {servers}") from exc
+            self._producer = producer
+            return producer
+
+
+async def _stop(producer: Any, timeout: float) -> None:
+    """Flush and close, bounded: a producer whose broker is gone would otherwise wait for every batch to expire."""
+    with contextlib.suppress(KafkaError, OSError, TimeoutError):
+        await asyncio.wait_for(producer.stop(), timeout)

@@ -1,0 +1,288 @@
+"""KafkaSource: a consumer-group member that commits only offsets whose messages were acknowledged.
+
+Offsets are tracked per partition in the order the records were handed out. `ack` marks one;
+the committable offset is one past the longest acknowledged prefix (acks for 5, 6 and 8 with 7
+outstanding commit 7), so nothing after an unacknowledged record is ever committed. Commits go
+out every `commit_interval_ms`, after `commit_every` acks, on partition revocation and on close.
+`nack` seeks the partition back to the released record and drops what was handed out after it:
+those records come again. When `max_unacked` records are outstanding the partitions are paused
+(backpressure) while the consumer keeps polling so it stays in its group. aiokafka reconnects
+by itself after a broker restart; fetch errors it raises are retried with exponential backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import random
+from collections.abc import AsyncIterator, Callable
+from types import TracebackType
+from typing import Any, Self
+
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener  # type: ignore[import-untyped]  # untyped library
+
+from gateway.envelope import Envelope
+from gateway.errors import AdapterError
+from protocol_adapters.base import Delivery
+from protocol_adapters.kafka.errors import KafkaError, adapter_error, is_retriable
+from protocol_adapters.kafka.mapping import record_envelope
+from protocol_adapters.kafka.options import KafkaSourceOptions
+
+_POLL_MS = 200
+
+
+class _Partition:
+    """Offsets handed out from one partition and not yet committable."""
+
+    __slots__ = ("acked", "commit_to", "committed", "open", "order")
+
+    def __init__(self) -> None:
+        self.order: collections.deque[int] = collections.deque()
+        self.open: set[int] = set()
+        self.acked: set[int] = set()
+        self.commit_to: int | None = None
+        self.committed: int | None = None
+
+    def track(self, offset: int) -> None:
+        self.order.append(offset)
+        self.open.add(offset)
+
+    def ack(self, offset: int) -> bool:
+        """Mark `offset` delivered; True when the committable offset moved."""
+        if offset not in self.open or offset in self.acked:
+            return False
+        self.acked.add(offset)
+        order, acked, moved = self.order, self.acked, False
+        while order and order[0] in acked:
+            first = order.popleft()
+            acked.discard(first)
+            self.open.discard(first)
+            self.commit_to, moved = first + 1, True
+        return moved
+
+    def release(self, offset: int) -> bool:
+        """Forget `offset` and everything handed out after it; True when the partition must seek back."""
+        if offset not in self.open or offset in self.acked:
+            return False
+        while self.order and self.order[-1] >= offset:
+            dropped = self.order.pop()
+            self.open.discard(dropped)
+            self.acked.discard(dropped)
+        return True
+
+    def pending_commit(self) -> int | None:
+        if self.commit_to is not None and self.commit_to != self.committed:
+            return self.commit_to
+        return None
+
+
+class KafkaSource:
+    def __init__(self, options: KafkaSourceOptions) -> None:
+        self.options = options
+        self._consumer: Any = None
+        self._parts: dict[Any, _Partition] = {}
+        # (TopicPartition, record) fetched and not yet handed out
+        self._ready: collections.deque[tuple[Any, Any]] = collections.deque()
+        self._stopping = asyncio.Event()
+        self._acked = asyncio.Event()
+        self._commit_now = asyncio.Event()
+        self._commit_lock = asyncio.Lock()
+        self._acks_since_commit = 0
+        self._committer: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Self:
+        options = self.options
+        try:
+            kwargs = options.connection.client_kwargs()
+        except (OSError, ValueError) as exc:
+            raise AdapterError(f"Kafka source {options.endpoint_id!r}: bad TLS settings: {exc}", retriable=False) from exc
+        consumer = AIOKafkaConsumer(
+            group_id=options.group_id,
+            enable_auto_commit=False,
+            auto_offset_reset=options.auto_offset_reset,
+            session_timeout_ms=options.session_timeout_ms,
+            heartbeat_interval_ms=options.heartbeat_interval_ms,
+            rebalance_timeout_ms=options.rebalance_timeout_ms,
+            max_poll_interval_ms=options.max_poll_interval_ms,
+            max_partition_fetch_bytes=options.max_partition_fetch_bytes,
+            retry_backoff_ms=100,
+            **kwargs,
+        )
+        consumer.subscribe(list(options.topics), listener=_Rebalance(self))
+        try:
+            await asyncio.wait_for(consumer.start(), options.connection.connect_timeout)
+        except (TimeoutError, KafkaError, OSError) as exc:
+            with contextlib.suppress(KafkaError, OSError, TimeoutError):
+                await asyncio.wait_for(consumer.stop(), options.connection.connect_timeout)
+            servers = ",".join(options.connection.bootstrap_servers)
+            raise adapter_error(exc, f"connect to {servers}") from exc
+        self._consumer = consumer
+        self._stopping.clear()
+        self._committer = asyncio.create_task(self._commit_loop(), name=f"kafka-commit-{options.endpoint_id}")
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self._stopping.set()
+        consumer, self._consumer = self._consumer, None
+        if self._committer is not None:
+            self._committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._committer
+            self._committer = None
+        if consumer is None:
+            return
+        timeout = self.options.connection.connect_timeout
+        with contextlib.suppress(KafkaError, OSError, TimeoutError):
+            await asyncio.wait_for(self._commit(consumer), timeout)
+        _leave_group_on_stop(consumer)
+        with contextlib.suppress(KafkaError, OSError, TimeoutError):
+            await asyncio.wait_for(consumer.stop(), timeout)
+        # whatever was handed out and not acknowledged is read again by the next member
+        self._parts.clear()
+        self._ready.clear()
+
+    async def __aiter__(self) -> AsyncIterator[Envelope]:
+        endpoint = self.options.endpoint_id
+        ready = self._ready
+        backoff = 0.0
+        while True:
+            while ready:
+                tp, record = ready.popleft()
+                yield record_envelope(record, endpoint, (tp, record.offset))
+            consumer = self._consumer
+            if consumer is None or self._stopping.is_set():
+                return
+            try:
+                await self._fetch(consumer)
+                backoff = 0.0
+            except (TimeoutError, KafkaError, OSError) as exc:
+                if not is_retriable(exc):
+                    raise adapter_error(exc, f"consume from {', '.join(self.options.topics)}") from exc
+                backoff = min(max(backoff * 2, 0.1), self.options.backoff_max)
+                await self._sleep(backoff * random.uniform(0.5, 1.0))
+
+    async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
+        tp, offset = envelope.ack
+        part = self._parts.get(tp)
+        if part is not None and part.ack(offset):
+            self._acks_since_commit += 1
+            if self._acks_since_commit >= self.options.commit_every > 0:
+                self._commit_now.set()
+        self._acked.set()
+
+    async def nack(self, envelope: Envelope) -> None:
+        tp, offset = envelope.ack
+        part = self._parts.get(tp)
+        consumer = self._consumer
+        if part is None or consumer is None or not part.release(offset):
+            return
+        # the seek also drops what aiokafka prefetched for the partition
+        consumer.seek(tp, offset)
+        _drop_ready(self._ready, lambda item: item[0] == tp and item[1].offset >= offset)
+        self._acked.set()
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        self._acked.set()
+
+    async def _fetch(self, consumer: Any) -> None:
+        """One poll: hand the records to the ready queue, or pause everything while too much is unacknowledged."""
+        options = self.options
+        room = options.max_unacked - sum(len(part.open) for part in self._parts.values())
+        if room <= 0:
+            consumer.pause(*consumer.assignment())
+            self._acked.clear()
+            # keep polling (nothing comes back while paused) so the group does not drop this member
+            await consumer.getmany(timeout_ms=0)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._acked.wait(), _POLL_MS / 1000)
+            return
+        if consumer.paused():
+            consumer.resume(*consumer.paused())
+        batches = await consumer.getmany(timeout_ms=_POLL_MS, max_records=min(room, options.fetch_max_records))
+        ready = self._ready
+        for tp, records in batches.items():
+            part = self._parts.get(tp)
+            if part is None:
+                part = self._parts[tp] = _Partition()
+            for record in records:
+                part.track(record.offset)
+                ready.append((tp, record))
+
+    async def _commit_loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._commit_now.wait(), self.options.commit_interval)
+            self._commit_now.clear()
+            consumer = self._consumer
+            if consumer is not None:
+                with contextlib.suppress(KafkaError, OSError):
+                    await self._commit(consumer)
+
+    async def _commit(self, consumer: Any, partitions: Any = None) -> None:
+        """Commit the acknowledged prefix of `partitions` (all by default); a failed commit is retried later."""
+        async with self._commit_lock:
+            assigned = consumer.assignment()
+            offsets = {tp: offset for tp, part in self._parts.items()
+                       if (partitions is None or tp in partitions) and tp in assigned
+                       and (offset := part.pending_commit()) is not None}
+            if not offsets:
+                return
+            self._acks_since_commit = 0
+            await consumer.commit(offsets)
+            for tp, offset in offsets.items():
+                part = self._parts.get(tp)
+                if part is not None:
+                    part.committed = offset
+
+    async def _revoked(self, revoked: Any) -> None:
+        consumer = self._consumer
+        if consumer is not None:
+            with contextlib.suppress(KafkaError, OSError, TimeoutError):
+                await asyncio.wait_for(self._commit(consumer, set(revoked)),
+                                       self.options.connection.connect_timeout)
+        # another member may own these now: what was not acknowledged is its to read again
+        lost = set(revoked)
+        for tp in lost:
+            self._parts.pop(tp, None)
+        _drop_ready(self._ready, lambda item: item[0] in lost)
+
+    def _assigned(self, assigned: Any) -> None:
+        for tp in assigned:
+            self._parts.setdefault(tp, _Partition())
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+
+
+class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]  # base class from an untyped library
+    def __init__(self, source: KafkaSource) -> None:
+        self.source = source
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        await self.source._revoked(revoked)
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        self.source._assigned(assigned)
+
+
+def _drop_ready(ready: collections.deque[tuple[Any, Any]], dropped: Callable[[tuple[Any, Any]], bool]) -> None:
+    """Remove items in place: the iterator holds a reference to this deque."""
+    kept = [item for item in ready if not dropped(item)]
+    ready.clear()
+    ready.extend(kept)
+
+
+def _leave_group_on_stop(consumer: Any) -> None:
+    """Make aiokafka send LeaveGroup on stop for a member of generation 0.
+
+    Tansu numbers a group's first generation 0 and aiokafka only leaves groups whose generation is
+    above 0, so without this the next member waits for this one's session to time out. LeaveGroup
+    carries no generation, so raising the local number only changes that check.
+    """
+    coordinator = getattr(consumer, "_coordinator", None)
+    if coordinator is not None and getattr(coordinator, "generation", None) == 0 and getattr(coordinator, "member_id", ""):
+        coordinator.generation = 1

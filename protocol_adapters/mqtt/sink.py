@@ -1,0 +1,174 @@
+"""MqttSink: publishes each envelope to the endpoint's own topic and returns once the broker confirmed it.
+
+One connection carries many publishes at once: `send` returns at the PUBACK (QoS 1) or PUBCOMP (QoS 2)
+of its own packet, and up to `maxinflight` publishes (on MQTT 5 at most the broker's Receive Maximum)
+wait for theirs together. QoS 0 returns once the packet is written. A PUBACK reason code of 0x80 or more
+(MQTT 5) is an error: retriable when the broker is busy or over quota, otherwise not. A lost connection
+fails every waiting `send` with a retriable AdapterError (the runtime sends them again: a duplicate, never
+a loss) and the next `send` connects again. The session is clean and the client id unique per sink, so
+gateway replicas never take over each other's connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import ssl
+from types import TracebackType
+from typing import Any, Self
+
+import aiomqtt
+import paho.mqtt.client as mqtt
+from paho.mqtt.properties import Properties
+
+from gateway.envelope import Envelope
+from gateway.errors import AdapterError
+from protocol_adapters.base import EndpointConfig
+from protocol_adapters.mqtt.errors import connect_error, connection_lost, publish_refused, reason_value
+from protocol_adapters.mqtt.mapping import publish_properties
+from protocol_adapters.mqtt.options import (
+    MqttOptions,
+    build_options,
+    client_for,
+    disconnected_of,
+    paho_of,
+    require_topic,
+    ssl_context,
+)
+
+# paho's publish() results that retrying cannot fix
+_PERMANENT = {mqtt.MQTT_ERR_PAYLOAD_SIZE, mqtt.MQTT_ERR_INVAL, mqtt.MQTT_ERR_NOT_SUPPORTED}
+
+
+class MqttSink:
+    def __init__(self, options: MqttOptions) -> None:
+        require_topic(options)
+        self.options = options
+        self._topic: str = options.topic or ""
+        self._client_id = f"{options.client_id}-pub-{secrets.token_hex(4)}"
+        self._client: aiomqtt.Client | None = None
+        self._paho: mqtt.Client | None = None
+        self._window = asyncio.Semaphore(options.max_inflight)
+        self._pending: dict[int, asyncio.Future[int | None]] = {}
+        self._connecting = asyncio.Lock()
+        self._tls: ssl.SSLContext | None = None
+        self._broker = 0
+        self._where = str(options.brokers[0])
+
+    async def __aenter__(self) -> Self:
+        self._tls = await asyncio.to_thread(ssl_context, self.options)
+        try:
+            await self._connected()
+        except AdapterError as exc:
+            if not exc.retriable:
+                raise  # a broker that is down now may be up at the first send; bad credentials stay bad
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        client, self._client, self._paho = self._client, None, None
+        if client is not None:
+            with contextlib.suppress(aiomqtt.MqttError, OSError):
+                await client.__aexit__(None, None, None)
+        self._fail_pending(connection_lost(self._where, RuntimeError("sink closed")))
+
+    async def send(self, envelope: Envelope) -> None:
+        properties = publish_properties(envelope.fields) if self.options.v5 else None
+        paho = await self._connected()
+        window = self._window
+        async with window:
+            if self._paho is not paho:  # the connection changed while this send waited for room
+                paho = await self._connected()
+            await self._publish(paho, envelope.body, properties)
+
+    async def _publish(self, paho: mqtt.Client, body: bytes, properties: Properties | None) -> None:
+        info = paho.publish(self._topic, body, self.options.qos, self.options.retain, properties)
+        if info.rc != mqtt.MQTT_ERR_SUCCESS:
+            raise AdapterError(f"MQTT publish to {self._topic!r} on {self._where} failed: "
+                               f"{mqtt.error_string(info.rc)}", retriable=info.rc not in _PERMANENT)
+        if info.is_published():
+            return
+        confirmed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        self._pending[info.mid] = confirmed
+        try:
+            code = await asyncio.wait_for(confirmed, self.options.publish_timeout)
+        except TimeoutError:
+            raise AdapterError(f"MQTT broker {self._where} did not confirm a publish to {self._topic!r} "
+                               f"within {self.options.publish_timeout}s", retriable=True) from None
+        finally:
+            if self._pending.get(info.mid) is confirmed:
+                del self._pending[info.mid]
+        if code is not None and code >= 0x80:
+            raise publish_refused(code, self._topic)
+
+    async def _connected(self) -> mqtt.Client:
+        paho = self._paho
+        if paho is not None:
+            return paho
+        async with self._connecting:
+            if self._paho is not None:
+                return self._paho
+            failure: AdapterError | None = None
+            brokers = self.options.brokers
+            for attempt in range(len(brokers)):
+                index = (self._broker + attempt) % len(brokers)
+                try:
+                    return await self._connect_to(index)
+                except AdapterError as exc:
+                    if not exc.retriable:
+                        raise
+                    failure = exc
+            assert failure is not None
+            raise failure
+
+    async def _connect_to(self, index: int) -> mqtt.Client:
+        broker = self.options.brokers[index]
+        client = client_for(self.options, broker, self._client_id, persistent=False, tls_context=self._tls)
+        paho = paho_of(client)
+        receive_maximum: list[int] = []
+        aiomqtt_on_connect: Any = paho.on_connect  # paho types it as the union of its two callback APIs
+
+        def on_connect(c: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any = None) -> None:
+            # MQTT 5: the broker says how many unconfirmed publishes it accepts at once
+            receive_maximum.append(int(getattr(properties, "ReceiveMaximum", 65535)))
+            if aiomqtt_on_connect is not None:
+                aiomqtt_on_connect(c, userdata, flags, reason, properties)
+        paho.on_connect = on_connect
+        paho.on_publish = self._on_publish
+        try:
+            await client.__aenter__()
+        except Exception as exc:
+            if paho.socket() is not None:
+                with contextlib.suppress(Exception):
+                    paho.disconnect()
+            raise connect_error(exc, str(broker)) from exc
+        window = self.options.max_inflight
+        if self.options.v5 and receive_maximum:
+            window = min(window, receive_maximum[-1])
+        self._window = asyncio.Semaphore(window)
+        self._broker, self._where = index, str(broker)
+        self._client, self._paho = client, paho
+        disconnected_of(client).add_done_callback(lambda fut: self._on_lost(client, fut))
+        return paho
+
+    def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: Any, properties: Any) -> None:
+        confirmed = self._pending.get(mid)
+        if confirmed is not None and not confirmed.done():
+            confirmed.set_result(reason_value(reason))
+
+    def _on_lost(self, client: aiomqtt.Client, fut: asyncio.Future[None]) -> None:
+        cause = None if fut.cancelled() else fut.exception()
+        if self._client is client:
+            self._client = self._paho = None
+            self._fail_pending(connection_lost(self._where, cause))
+
+    def _fail_pending(self, error: AdapterError) -> None:
+        pending, self._pending = self._pending, {}
+        for confirmed in pending.values():
+            if not confirmed.done():
+                confirmed.set_exception(error)
+
+
+def create_sink(config: EndpointConfig) -> MqttSink:
+    return MqttSink(build_options(config))

@@ -1,0 +1,10 @@
+"""NATS adapter (nats-py): a JetStream durable pull consumer or a core subscription as source, publish as sink."""
+
+from __future__ import annotations
+
+from protocol_adapters.nats.options import NatsOptions, sink_options, source_options
+from protocol_adapters.nats.sink import NatsSink, create_sink
+from protocol_adapters.nats.source import NatsSource, create_source
+
+__all__ = ["NatsOptions", "NatsSink", "NatsSource", "create_sink", "create_source", "sink_options",
+           "source_options"]

@@ -1,0 +1,221 @@
+"""Frozen options for the NATS source and sink, built from an EndpointConfig.
+
+Servers come from `config.uris` (`nats://HOST:PORT`, `tls://`, `ws://`, `wss://`; `tcp://` is read as
+`nats://`); every uri is one server of the pool.
+
+Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 names), falling back to
+`config.extra` for the xgate extensions:
+
+| name | role | default | meaning |
+|---|---|---|---|
+| `subject` | both | none | sink: the subject every message is published to (required); source: the subject subscribed to when `subjectfilter` is absent |
+| `subjectfilter` | source | `subject` | subject (wildcards allowed) the source subscribes to, or the JetStream consumer's filter subject |
+| `queuegroup` | source | none | core mode: queue group of the subscription (load sharing between gateway replicas) |
+| `stream` | both | none | JetStream stream name. Set: JetStream mode (durable pull consumer, explicit ack; the sink awaits the PubAck). Absent: core NATS (the source is at-most-once) |
+| `subjects` | both | `[subjectfilter or subject]` | subjects of the stream when xgate creates it (list or comma-separated string) |
+| `createstream` | both | `true` | create the stream when it does not exist (file storage, limits retention) |
+| `durable` | source | `xgate-<endpoint id>` | JetStream durable consumer name (characters other than letters, digits, `-` and `_` become `_`) |
+| `ackwait` | source | `30` | seconds JetStream waits for an ack before redelivering (applied when the consumer is created) |
+| `maxackpending` | source | server default (1000) | unacknowledged messages the consumer allows outstanding (applied when the consumer is created) |
+| `acksync` | source | `false` | `true`: an ack waits for the server's confirmation (double ack); `false`: fire-and-forget (a lost ack is a redelivery, never a loss) |
+| `batch` | source | `256` | JetStream: most messages per fetch; both modes: size of the source's buffer ahead of the runtime |
+| `fetchtimeout` | source | `1.0` | seconds one JetStream fetch waits for messages (also bounds how long closing the source takes) |
+| `pendinglimit` | source | `65536` | core mode: messages the client buffers for a slow runtime before it drops (slow consumer) |
+| `publishtimeout` | sink | `5.0` | seconds to wait for the PubAck (JetStream) or the server's PONG after a flush (core) |
+| `connecttimeout` | both | `2.0` | seconds for one connection attempt |
+| `reconnectwaitmax` | both | `5.0` | ceiling of the exponential reconnect backoff (with jitter) after a connection was lost |
+
+Credentials only from settings (`config.username`/`config.password`, and in `config.extra`: `token`,
+`credsfile` (a `.creds` file), `nkeyseed` (an nkey seed file)); TLS from `config.tls`.
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from gateway.errors import AdapterError
+from protocol_adapters.base import EndpointConfig, TlsSettings
+
+SCHEMES = {"nats": "nats", "tcp": "nats", "tls": "tls", "ws": "ws", "wss": "wss"}
+# JetStream names: no whitespace, no subject tokens separators or wildcards, no path separators
+_BAD_NAME = re.compile(r"[\s.*>/\\]")
+_DURABLE_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True, slots=True)
+class NatsOptions:
+    endpoint_id: str
+    servers: tuple[str, ...]
+    subject: str | None
+    subject_filter: str | None
+    queue_group: str
+    stream: str | None
+    stream_subjects: tuple[str, ...]
+    create_stream: bool
+    durable: str
+    ack_wait: float
+    max_ack_pending: int | None
+    ack_sync: bool
+    batch: int
+    fetch_timeout: float
+    pending_limit: int
+    publish_timeout: float
+    connect_timeout: float
+    reconnect_wait_max: float
+    username: str | None = None
+    password: str | None = None
+    token: str | None = None
+    creds_file: str | None = None
+    nkey_seed_file: str | None = None
+    tls: TlsSettings | None = None
+
+    @property
+    def jetstream(self) -> bool:
+        return self.stream is not None
+
+    @property
+    def listen_subject(self) -> str | None:
+        return self.subject_filter or self.subject
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        if self.tls is None and not any(s.startswith(("tls://", "wss://")) for s in self.servers):
+            return None
+        tls = self.tls or TlsSettings()
+        context = ssl.create_default_context(cafile=tls.ca_file)
+        if tls.cert_file:
+            context.load_cert_chain(tls.cert_file, tls.key_file)
+        if not tls.verify:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        return context
+
+
+def _invalid(config: EndpointConfig, message: str) -> AdapterError:
+    return AdapterError(f"NATS endpoint {config.endpoint_id!r}: {message}", retriable=False)
+
+
+def _lookup(config: EndpointConfig, name: str) -> Any:
+    value = config.options.get(name)
+    return config.extra.get(name) if value is None else value
+
+
+def _text(config: EndpointConfig, name: str) -> str | None:
+    value = _lookup(config, name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _invalid(config, f"option {name!r} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _number(config: EndpointConfig, name: str, default: float, *, minimum: float = 0.0) -> float:
+    value = _lookup(config, name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise _invalid(config, f"option {name!r} must be a number, not {value!r}") from None
+    if number <= minimum:
+        raise _invalid(config, f"option {name!r} must be greater than {minimum:g}, not {value!r}")
+    return number
+
+
+def _flag(config: EndpointConfig, name: str, default: bool) -> bool:
+    value = _lookup(config, name)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "false", "0", "no"):
+        return value.strip().lower() in ("true", "1", "yes")
+    raise _invalid(config, f"option {name!r} must be true or false, not {value!r}")
+
+
+def _subjects(config: EndpointConfig, fallback: str | None) -> tuple[str, ...]:
+    value = _lookup(config, "subjects")
+    if value is None:
+        return (fallback,) if fallback else ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) for item in items):
+        raise _invalid(config, "option 'subjects' must be a list of subjects or a comma-separated string")
+    return tuple(item.strip() for item in items if item.strip())
+
+
+def _servers(config: EndpointConfig) -> tuple[str, ...]:
+    if not config.uris:
+        raise _invalid(config, "no server uri (protocoloptions.endpoints)")
+    servers = []
+    for uri in config.uris:
+        parts = urlsplit(uri if "://" in uri else f"nats://{uri}")
+        scheme = SCHEMES.get(parts.scheme.lower())
+        if scheme is None or not parts.hostname:
+            raise _invalid(config, f"unsupported server uri {uri!r} (nats://HOST:PORT, tls://, ws://, wss://)")
+        servers.append(urlunsplit((scheme, parts.netloc, parts.path, "", "")))
+    return tuple(servers)
+
+
+def _name(config: EndpointConfig, option: str, value: str | None) -> str | None:
+    if value is not None and _BAD_NAME.search(value):
+        raise _invalid(config, f"option {option!r} {value!r}: JetStream names may not contain "
+                               "whitespace, '.', '*', '>', '/' or '\\'")
+    return value
+
+
+def build_options(config: EndpointConfig) -> NatsOptions:
+    subject = _text(config, "subject")
+    subject_filter = _text(config, "subjectfilter")
+    stream = _name(config, "stream", _text(config, "stream"))
+    durable = _name(config, "durable", _text(config, "durable")) or \
+        "xgate-" + _DURABLE_UNSAFE.sub("_", config.endpoint_id)
+    max_ack_pending = _lookup(config, "maxackpending")
+    extra: Mapping[str, Any] = config.extra
+    return NatsOptions(
+        endpoint_id=config.endpoint_id,
+        servers=_servers(config),
+        subject=subject,
+        subject_filter=subject_filter,
+        queue_group=_text(config, "queuegroup") or "",
+        stream=stream,
+        stream_subjects=_subjects(config, subject_filter or subject),
+        create_stream=_flag(config, "createstream", True),
+        durable=durable,
+        ack_wait=_number(config, "ackwait", 30.0),
+        max_ack_pending=None if max_ack_pending is None else int(_number(config, "maxackpending", 1000)),
+        ack_sync=_flag(config, "acksync", False),
+        batch=int(_number(config, "batch", 256, minimum=0.99)),
+        fetch_timeout=_number(config, "fetchtimeout", 1.0),
+        pending_limit=int(_number(config, "pendinglimit", 65536, minimum=0.99)),
+        publish_timeout=_number(config, "publishtimeout", 5.0),
+        connect_timeout=_number(config, "connecttimeout", 2.0),
+        reconnect_wait_max=_number(config, "reconnectwaitmax", 5.0),
+        username=config.username,
+        password=config.password,
+        token=extra.get("token"),
+        creds_file=extra.get("credsfile"),
+        nkey_seed_file=extra.get("nkeyseed"),
+        tls=config.tls,
+    )
+
+
+def source_options(config: EndpointConfig) -> NatsOptions:
+    options = build_options(config)
+    if options.listen_subject is None:
+        raise _invalid(config, "a NATS source needs protocoloptions 'subject' or 'subjectfilter'")
+    if options.jetstream and not options.stream_subjects:
+        raise _invalid(config, "a JetStream source needs 'subjects', 'subjectfilter' or 'subject'")
+    return options
+
+
+def sink_options(config: EndpointConfig) -> NatsOptions:
+    options = build_options(config)
+    if options.subject is None:
+        raise _invalid(config, "a NATS sink needs protocoloptions 'subject' (where it publishes)")
+    if any(token in ("*", ">") for token in options.subject.split(".")) or any(c.isspace() for c in options.subject):
+        raise _invalid(config, f"sink subject {options.subject!r} may not contain wildcards or spaces")
+    return options

@@ -1,0 +1,224 @@
+"""The contract suite against the Kafka adapter on a real Tansu broker (deploy/brokers/tansu.sh).
+
+Tansu creates a topic (4 partitions) on the first metadata request for it, so every test uses fresh
+topic and group names and needs no admin step. Groups use short session/rebalance timeouts: the
+suite reopens a source in the same group, and rejoining waits on those timeouts.
+
+Beyond the suite: commits stop at the first unacknowledged offset of a partition, fetching pauses
+at `max_unacked`, many concurrent sends are confirmed, and a source and sink ride out a restart of
+a private Tansu (own port, own S3 bucket) without losing a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.envelope import Envelope
+from gateway.errors import AdapterError
+from protocol_adapters import kafka
+from protocol_adapters.base import EndpointConfig
+from tests.contract.suite import ContractSuite, publish, run, take
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "deploy" / "brokers" / "tansu.sh"
+PORT = int(os.environ.get("XGATE_KAFKA_PORT", "19092"))
+# short group timeouts: a reopened source rejoins in about a second instead of ~18 s
+FAST_GROUP = {"session_timeout_ms": 1000, "heartbeat_interval_ms": 100, "rebalance_timeout_ms": 1000,
+              "commit_interval_ms": 50}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def broker(command: str, port: int = PORT) -> None:
+    subprocess.run(["bash", str(SCRIPT), command], check=True, cwd=REPO,
+                   env={**os.environ, "XGATE_KAFKA_PORT": str(port)})
+
+
+@pytest.fixture(scope="module")
+def tansu() -> int:
+    broker("start")
+    return PORT
+
+
+class KafkaHarness:
+    protocol = "KAFKA"
+    at_least_once = True
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.run = uuid.uuid4().hex[:10]
+
+    def config(self, name: str, port: int | None = None, **options: Any) -> EndpointConfig:
+        topic = f"xgate-{self.run}-{name}"
+        return EndpointConfig(name, "KAFKA", (f"tcp://127.0.0.1:{port or self.port}",),
+                              {"topic": topic, "consumergroup": f"group-{topic}", **options}, extra=FAST_GROUP)
+
+    def unreachable(self, name: str) -> EndpointConfig:
+        return EndpointConfig(name, "KAFKA", (f"tcp://127.0.0.1:{free_port()}",), {"topic": name},
+                              extra={"connect_timeout_ms": 3000, "request_timeout_ms": 3000})
+
+    def sample(self, index: int) -> Envelope:
+        return Envelope("KAFKA", {
+            "topic": "not-used-by-the-sink",
+            "partition": 0,
+            "key": None if index % 3 == 0 else f"key-{index}".encode(),
+            "headers": [("ce_type", b"com.example.sample"), ("bin", bytes([0, 255, index % 256])), ("bin", b"again")],
+            "timestamp": 1_700_000_000_000 + index,
+        }, f"body-{index}".encode() + b"\x00\xff")
+
+    def comparable(self, envelope: Envelope) -> Any:
+        fields = envelope.fields
+        return envelope.body, fields["key"], fields["headers"], fields["timestamp"]
+
+    create_source = staticmethod(kafka.create_source)
+    create_sink = staticmethod(kafka.create_sink)
+
+
+@pytest.fixture
+def harness(tansu: int) -> KafkaHarness:
+    return KafkaHarness(tansu)
+
+
+class TestKafkaAdapter(ContractSuite):
+    def test_position_and_fields_name_where_the_record_was_read(self, harness: KafkaHarness) -> None:
+        config = harness.config("position")
+
+        async def scenario() -> Envelope:
+            async with harness.create_source(config) as source:
+                await publish(harness, config, [harness.sample(1)])
+                [got] = await take(source, 1)
+                await source.ack(got)
+                return got
+        got = run(scenario)
+        topic = config.options["topic"]
+        assert got.fields["topic"] == topic and got.position["topic"] == topic
+        assert got.position["partition"] == got.fields["partition"] and got.position["offset"] == 0
+        assert got.protocol == "KAFKA"
+
+    def test_commit_stops_at_the_first_unacknowledged_offset(self, harness: KafkaHarness) -> None:
+        # one partition (the sink's `partition` option), offsets 0..9; acks for 0-6 and 8 commit 7
+        config = harness.config("contiguous", partition=0)
+        sent = [harness.sample(i) for i in range(10)]
+
+        async def scenario() -> list[int]:
+            async with harness.create_source(config) as source:
+                await publish(harness, config, sent)
+                first = await take(source, 10)
+                assert [e.position["offset"] for e in first] == list(range(10))
+                for envelope in first[:7] + first[8:9]:
+                    await source.ack(envelope)
+            async with harness.create_source(config) as source:
+                again = await take(source, 3)
+                for envelope in again:
+                    await source.ack(envelope)
+                return [e.position["offset"] for e in again]
+        assert run(scenario) == [7, 8, 9]
+
+    def test_nack_redelivers_everything_after_the_released_record(self, harness: KafkaHarness) -> None:
+        config = harness.config("nackmany", partition=0)
+
+        async def scenario() -> list[int]:
+            async with harness.create_source(config) as source:
+                await publish(harness, config, [harness.sample(i) for i in range(6)])
+                first = await take(source, 6)
+                await source.ack(first[0])
+                await source.nack(first[2])
+                again = await take(source, 4)
+                for envelope in first[1:2] + again:
+                    await source.ack(envelope)
+                return [e.position["offset"] for e in again]
+        assert run(scenario) == [2, 3, 4, 5]
+
+    def test_fetching_pauses_at_max_unacked(self, harness: KafkaHarness) -> None:
+        config = harness.config("backpressure", max_unacked=4)
+
+        async def scenario() -> tuple[int, int]:
+            async with harness.create_source(config) as source:
+                await publish(harness, config, [harness.sample(i) for i in range(10)])
+                held = await take(source, 10, timeout=3)
+                for envelope in held:
+                    await source.ack(envelope)
+                total = len(held)
+                while total < 10:  # at most 4 outstanding: acknowledge as they come
+                    more = await take(source, min(4, 10 - total))
+                    assert more
+                    for envelope in more:
+                        await source.ack(envelope)
+                    total += len(more)
+                return len(held), total
+        held, total = run(scenario)
+        assert held == 4 and total == 10
+
+    def test_concurrent_sends_are_all_confirmed(self, harness: KafkaHarness) -> None:
+        config = harness.config("concurrent")
+        count = 2000
+
+        async def scenario() -> set[bytes]:
+            async with harness.create_sink(config) as sink:
+                await asyncio.gather(*(sink.send(harness.sample(i)) for i in range(count)))
+            async with harness.create_source(config) as source:
+                got = await take(source, count)
+                for envelope in got:
+                    await source.ack(envelope)
+                return {e.body for e in got}
+        assert run(scenario) == {harness.sample(i).body for i in range(count)}
+
+
+@pytest.fixture
+def private_tansu() -> Iterator[int]:
+    port = free_port()
+    broker("start", port)
+    storage = (Path(os.environ.get("XGATE_BROKER_STATE", "/tmp/xgate-brokers")) / f"tansu-{port}.storage")
+    try:
+        if storage.exists() and storage.read_text().startswith("memory:"):
+            pytest.skip("Tansu runs on memory storage here (no S3 server): a restart would lose every record")
+        yield port
+    finally:
+        broker("stop", port)
+
+
+def test_source_and_sink_survive_a_broker_restart(private_tansu: int) -> None:
+    harness = KafkaHarness(private_tansu)
+    config = harness.config("restart")
+    total = 300
+
+    async def scenario() -> set[bytes]:
+        got: dict[bytes, Envelope] = {}
+        async with harness.create_source(config) as source, harness.create_sink(config) as sink:
+            async def consume() -> None:
+                async for envelope in source:
+                    got[envelope.body] = envelope
+                    await source.ack(envelope)
+                    if len(got) == total:
+                        return
+
+            async def produce() -> None:
+                for index in range(total):
+                    if index == total // 2:
+                        await asyncio.to_thread(broker, "restart", private_tansu)
+                    while True:
+                        try:
+                            await sink.send(harness.sample(index))
+                            break
+                        except AdapterError as exc:
+                            assert exc.retriable
+                            await asyncio.sleep(0.2)
+            consumer = asyncio.create_task(consume())
+            await produce()
+            await asyncio.wait_for(consumer, 60)
+        return set(got)
+    assert run(scenario, timeout=120) == {harness.sample(i).body for i in range(total)}
