@@ -28,6 +28,7 @@ import yaml
 from gateway.check import judge_record
 from gateway.compiler import compile_registry
 from gateway.envelope import Envelope
+from gateway.errors import AdapterError
 from gateway.loader import load_snapshot
 from gateway.recorded import envelope_from_record
 from gateway.runtime.router import kind_of
@@ -122,12 +123,25 @@ def prepare(profile: Profile, tmp_path: Path) -> World:
     return World(profile, config_dir, run_id)
 
 
+async def _send(sink: Any, envelope: Envelope, deadline: float = 120) -> None:
+    """A producer that retries what the broker (or the gateway's HTTP ingress) could not take yet."""
+    until = time.monotonic() + deadline
+    while True:
+        try:
+            await sink.send(envelope)
+            return
+        except AdapterError as exc:
+            if not exc.retriable or time.monotonic() > until:
+                raise
+            await asyncio.sleep(0.2)
+
+
 async def publish(world: World, records: list[dict[str, Any]], inflight: int = 200) -> None:
     config = world.config("in")
     async with adapters.create_sink(config) as sink:
         pending: set[asyncio.Task[None]] = set()
         for record in records:
-            pending.add(asyncio.create_task(sink.send(envelope_from_record(record))))
+            pending.add(asyncio.create_task(_send(sink, envelope_from_record(record))))
             if len(pending) >= inflight:
                 _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         if pending:

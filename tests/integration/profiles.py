@@ -1,0 +1,50 @@
+"""How each protocol's integration endpoints are addressed: unique per run, all on 127.0.0.1."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from tests.integration.harness import Profile
+
+ENDPOINTS = ("in", "valid", "dlq", "unknown")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _kafka(run: str) -> dict[str, dict[str, Any]]:
+    return {n: {"uris": ["tcp://127.0.0.1:19092"], "topic": f"it-{run}-{n}", "consumergroup": f"it-{run}-{n}",
+                "autooffsetreset": "earliest"} for n in ENDPOINTS}
+
+
+def _mqtt(run: str) -> dict[str, dict[str, Any]]:
+    return {n: {"uris": ["mqtt://127.0.0.1:1883"], "topic_name": f"it/{run}/{n}", "topicfilter": f"it/{run}/{n}",
+                "qos": 1, "clientid": f"it-{run}-{n}"} for n in ENDPOINTS}
+
+
+def _amqp(run: str) -> dict[str, dict[str, Any]]:
+    return {n: {"uris": ["amqp://127.0.0.1:5672"], "node": f"/queue/xgate-test-{run}-{n}"} for n in ENDPOINTS}
+
+
+def _nats(run: str) -> dict[str, dict[str, Any]]:
+    return {n: {"uris": ["nats://127.0.0.1:4222"], "subject": f"it.{run}.{n}", "stream": f"IT_{run}_{n}".upper()}
+            for n in ENDPOINTS}
+
+
+def _http(run: str) -> dict[str, dict[str, Any]]:
+    return {n: {"uris": [f"http://127.0.0.1:{free_port()}/{n}"]} for n in ENDPOINTS}
+
+
+PROFILES = {
+    "KAFKA": Profile("KAFKA", "tansu", _kafka),
+    "MQTT/5.0": Profile("MQTT/5.0", "mosquitto", _mqtt),
+    "MQTT/3.1.1": Profile("MQTT/3.1.1", "mosquitto", _mqtt),
+    "AMQP/1.0": Profile("AMQP/1.0", "rabbitmq", _amqp,
+                        settings={n: {"username": "guest", "password": "guest"} for n in ENDPOINTS}),
+    "NATS": Profile("NATS", "nats", _nats),
+    "HTTP": Profile("HTTP", None, _http),
+}
