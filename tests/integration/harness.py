@@ -109,17 +109,25 @@ class World:
         return out
 
 
-def prepare(profile: Profile, tmp_path: Path) -> World:
+def prepare(profile: Profile, tmp_path: Path, destination: Profile | None = None) -> World:
+    """Write the registry and gateway.yaml (source of `profile`, destinations of `destination` or the same)."""
     run_id = uuid.uuid4().hex[:8]
     config_dir = tmp_path / "config"
     config_dir.mkdir()
-    (config_dir / "registry.json").write_text(json.dumps(registry_document(profile.protocol,
-                                                                           profile.options(run_id))))
+    out = destination or profile
+    document = registry_document(profile.protocol, profile.options(run_id), out.protocol,
+                                 out.options(run_id + "o") if destination else None)
+    (config_dir / "registry.json").write_text(json.dumps(document))
+    settings = {"in": profile.settings.get("in", {})} if destination else dict(profile.settings)
+    if destination:
+        settings.update({n: v for n, v in out.settings.items() if n != "in"})
     gateway_yaml = {"routes": [{"source": "in", "conformant": "valid", "nonconformant": "dlq",
                                 "unmatched": "unknown", "policy": "forward"}],
-                    "endpoints": profile.settings, "runtime": {"drain_timeout": 30}}
+                    "endpoints": {k: v for k, v in settings.items() if v}, "runtime": {"drain_timeout": 30}}
     (config_dir / "gateway.yaml").write_text(yaml.safe_dump(gateway_yaml))
     start_broker(profile.broker)
+    if destination:
+        start_broker(out.broker)
     return World(profile, config_dir, run_id)
 
 
@@ -206,16 +214,18 @@ def account(expected: dict[str, collections.Counter[bytes]], collector: Collecto
     report: dict[str, Any] = {}
     for destination, wanted in expected.items():
         got = collections.Counter({b: n for b, n in collector.bodies[destination].items() if b not in probes})
-        report[destination] = {"missing": sum((wanted - got).values()), "unexpected": sum((got - wanted).values()),
+        report[destination] = {"missing": sum((wanted - got).values()), "unexpected": sum(n for b, n in got.items() if b not in wanted),
                                "duplicates": sum(n - 1 for b, n in got.items() if b in wanted and n > 1),
                                "arrived": sum(got.values()), "expected": sum(wanted.values())}
     return report
 
 
-def run_scenario(profile: Profile, tmp_path: Path, count: int, *,
-                 during: Callable[[World, Gateway], None] | None = None, timeout: float = 240) -> dict[str, Any]:
-    """Publish `count` mixed messages through a live gateway; `during` runs (in a thread) while they flow."""
-    world = prepare(profile, tmp_path)
+def run_scenario(profile: Profile, tmp_path: Path, count: int, *, destination: Profile | None = None,
+                 during: Callable[[World, Gateway], Gateway | None] | None = None,
+                 timeout: float = 240) -> dict[str, Any]:
+    """Publish `count` mixed messages through a live gateway; `during` runs (in a thread) while they flow
+    and may return a replacement gateway (after killing the first)."""
+    world = prepare(profile, tmp_path, destination)
     records = mixed(profile.protocol, count)
     expected = world.expected(records)
 
@@ -227,7 +237,7 @@ def run_scenario(profile: Profile, tmp_path: Path, count: int, *,
                 side = asyncio.create_task(asyncio.to_thread(during, world, gateway)) if during else None
                 await publish(world, records)
                 if side is not None:
-                    await side
+                    gateway = await side or gateway
                 await collector.wait_for(expected, timeout)
             finally:
                 code = gateway.stop()

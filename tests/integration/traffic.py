@@ -21,20 +21,24 @@ KINDS = ("ok-binary", "ok-structured", "bad-binary", "bad-structured", "unknown-
          "malformed")
 
 
-def registry(protocol: str, options: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Source `in` and destinations `valid`, `dlq`, `unknown`, all of `protocol`, with per-endpoint options."""
-    def endpoint(name: str, usage: str) -> dict[str, Any]:
-        opts = dict(options[name])
+def registry(protocol: str, options: dict[str, dict[str, Any]], destination_protocol: str | None = None,
+             destination_options: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Source `in` of `protocol` and destinations `valid`, `dlq`, `unknown` (of `destination_protocol`)."""
+    def endpoint(name: str, usage: str, proto: str, opts: dict[str, Any]) -> dict[str, Any]:
+        opts = dict(opts)
         uris = opts.pop("uris")
-        return {"usage": [usage], "protocol": protocol, "envelope": "CloudEvents/1.0",
+        return {"usage": [usage], "protocol": proto, "envelope": "CloudEvents/1.0",
                 "protocoloptions": {"endpoints": [{"uri": u} for u in uris], **opts}}
-    source = endpoint("in", "consumer")
+    out_protocol = destination_protocol or protocol
+    out_options = destination_options or options
+    source = endpoint("in", "consumer", protocol, options["in"])
     source["messages"] = {"reading": {
         "envelope": "CloudEvents/1.0",
         "envelopemetadata": {"type": {"value": TYPE, "required": True},
                              "source": {"type": "uritemplate", "value": "/it/{shard}"}},
         "dataschemaformat": "JsonSchema/draft-07", "dataschema": SCHEMA}}
-    return {"endpoints": {"in": source, **{n: endpoint(n, "producer") for n in ("valid", "dlq", "unknown")}}}
+    return {"endpoints": {"in": source, **{n: endpoint(n, "producer", out_protocol, out_options[n])
+                                           for n in ("valid", "dlq", "unknown")}}}
 
 
 def _event(seq: int, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
