@@ -18,7 +18,7 @@ from gateway.errors import Diagnostic, GatewayError, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.recorded import RecordError, envelope_from_record, record_from_envelope
 from gateway.runtime.engine import Engine
-from gateway.runtime.remap import outgoing
+from gateway.runtime.replay import replay
 from gateway.runtime.routes import endpoint_config, resolve_routes
 from gateway.settings import Settings, load_settings
 from protocol_adapters import registry
@@ -137,41 +137,30 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"xgate replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
     source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
-
-    async def main() -> tuple[int, int]:
-        sent = skipped = 0
-        async with registry.create_sink(config) as sink:
-            pending: set[asyncio.Task[None]] = set()
-            for number, line in enumerate(source, 1):
-                if not line.strip():
-                    continue
-                try:
-                    envelope = envelope_from_record(json.loads(line), default_protocol=config.protocol)
-                except (ValueError, RecordError) as exc:
-                    print(f"xgate replay: line {number} skipped: {exc}", file=sys.stderr)
-                    skipped += 1
-                    continue
-                pending.add(asyncio.create_task(sink.send(outgoing(envelope, config.protocol))))
-                if len(pending) >= args.inflight:
-                    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                    for task in done:
-                        task.result()
-                sent += 1
-            for task in pending:
-                await task
-        return sent, skipped
-
+    envelopes = []
+    skipped = 0
+    with contextlib.ExitStack() as stack:
+        if source is not sys.stdin:
+            stack.callback(source.close)
+        for number, line in enumerate(source, 1):
+            if not line.strip():
+                continue
+            try:
+                envelopes.append(envelope_from_record(json.loads(line), default_protocol=config.protocol))
+            except (ValueError, RecordError) as exc:
+                print(f"xgate replay: line {number} skipped: {exc}", file=sys.stderr)
+                skipped += 1
     try:
-        sent, skipped = asyncio.run(main())
+        result = asyncio.run(replay(config, envelopes, registry.create_sink, inflight=args.inflight))
     except GatewayError as exc:
         print(f"xgate replay: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    finally:
-        if source is not sys.stdin:
-            source.close()
-    print(f"xgate replay: {sent} messages sent to {args.endpoint}" + (f", {skipped} skipped" if skipped else ""),
-          file=sys.stderr)
-    return EXIT_OK if not skipped else EXIT_FAILED
+    for error in result.errors:
+        print(f"xgate replay: {error}", file=sys.stderr)
+    print(f"xgate replay: {result.sent} messages sent to {args.endpoint}"
+          + (f", {result.refused} refused" if result.refused else "")
+          + (f", {skipped} lines skipped" if skipped else ""), file=sys.stderr)
+    return EXIT_OK if not (skipped or result.refused) else EXIT_FAILED
 
 
 def add_commands(commands: Any) -> None:

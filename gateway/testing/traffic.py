@@ -48,7 +48,7 @@ def telemetry(rng: random.Random, defect: str | None) -> dict[str, Any]:
         headers["ce_type"] = "com.example.telemetry.debug"
     elif defect == "no-specversion":
         del headers["ce_specversion"]
-    return {"endpoint": "telemetry.in", "protocol": "KAFKA", "topic": "telemetry", "partition": rng.randint(0, 2),
+    return {"endpoint": "telemetry.in", "protocol": "KAFKA", "topic": "xgate-demo-telemetry", "partition": rng.randint(0, 2),
             "key": key, "headers": headers, "body": json.dumps(body)}
 
 

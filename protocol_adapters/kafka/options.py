@@ -32,7 +32,7 @@ Client tuning, read from `config.options` and then `config.extra` (aiokafka name
 | `max_unacked` | source | `10000` | messages handed out and not yet acknowledged before fetching pauses (backpressure) |
 | `fetch_max_records` | source | `500` | most records taken from the client per fetch |
 | `max_partition_fetch_bytes` | source | `1048576` | most bytes fetched per partition per request |
-| `linger_ms` | sink | `10` | how long the producer waits to batch records |
+| `linger_ms` | sink | `5` | how long the producer waits to batch records |
 | `max_batch_size` | sink | `131072` | bytes per partition batch |
 | `max_request_size` | sink | `1048576` | largest request (a record above it is a non-retriable error) |
 | `compression_type` | sink | none | `gzip`, `snappy`, `lz4` or `zstd` |
@@ -186,7 +186,7 @@ def sink_options(config: EndpointConfig) -> KafkaSinkOptions:
         partition=int(partition) if partition is not None else None,
         default_key=key.encode() if isinstance(key, str) and key and "{" not in key else None,
         default_headers=tuple((str(name), str(value).encode()) for name, value in headers.items()),
-        linger_ms=_int(config, "linger_ms", 10),
+        linger_ms=_int(config, "linger_ms", 5),
         max_batch_size=_int(config, "max_batch_size", 131072),
         max_request_size=_int(config, "max_request_size", 1048576),
         compression_type=_setting(config, "compression_type", None),

@@ -22,6 +22,9 @@ from protocol_adapters.kafka.errors import KafkaError, adapter_error
 from protocol_adapters.kafka.mapping import outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions
 
+# seconds during which a failed connection attempt answers every send without trying again
+_RETRY_AFTER = 0.5
+
 
 class KafkaSink:
     def __init__(self, options: KafkaSinkOptions) -> None:
@@ -30,6 +33,8 @@ class KafkaSink:
         self._kwargs: dict[str, Any] | None = None
         self._lock = asyncio.Lock()
         self._closed = False
+        # the last failed connection attempt: concurrent senders share it instead of queueing attempts
+        self._failure: tuple[float, AdapterError] | None = None
 
     async def __aenter__(self) -> Self:
         options = self.options
@@ -71,21 +76,29 @@ class KafkaSink:
     async def _connect(self) -> Any:
         if self._kwargs is None or self._closed:
             raise AdapterError("Kafka sink used outside `async with`", retriable=False)
+        loop = asyncio.get_running_loop()
         async with self._lock:
             if self._producer is not None:
                 return self._producer
+            if self._failure is not None and loop.time() - self._failure[0] < _RETRY_AFTER:
+                failure = self._failure[1]
+                raise AdapterError(str(failure), retriable=failure.retriable)
             producer = AIOKafkaProducer(**self._kwargs)
             try:
-                await asyncio.wait_for(producer.start(), self.options.connection.connect_timeout)
+                async with asyncio.timeout(self.options.connection.connect_timeout):
+                    await producer.start()
             except (TimeoutError, KafkaError, OSError) as exc:
                 await _stop(producer, self.options.connection.connect_timeout)
                 servers = ",".join(self.options.connection.bootstrap_servers)
-                raise adapter_error(exc, f"connect to {servers}") from exc
-            self._producer = producer
+                error = adapter_error(exc, f"connect to {servers}")
+                self._failure = (loop.time(), error)
+                raise error from exc
+            self._producer, self._failure = producer, None
             return producer
 
 
 async def _stop(producer: Any, timeout: float) -> None:
     """Flush and close, bounded: a producer whose broker is gone would otherwise wait for every batch to expire."""
     with contextlib.suppress(KafkaError, OSError, TimeoutError):
-        await asyncio.wait_for(producer.stop(), timeout)
+        async with asyncio.timeout(timeout):
+            await producer.stop()

@@ -111,10 +111,12 @@ class KafkaSource:
         )
         consumer.subscribe(list(options.topics), listener=_Rebalance(self))
         try:
-            await asyncio.wait_for(consumer.start(), options.connection.connect_timeout)
+            async with asyncio.timeout(options.connection.connect_timeout):
+                await consumer.start()
         except (TimeoutError, KafkaError, OSError) as exc:
             with contextlib.suppress(KafkaError, OSError, TimeoutError):
-                await asyncio.wait_for(consumer.stop(), options.connection.connect_timeout)
+                async with asyncio.timeout(options.connection.connect_timeout):
+                    await consumer.stop()
             servers = ",".join(options.connection.bootstrap_servers)
             raise adapter_error(exc, f"connect to {servers}") from exc
         self._consumer = consumer
@@ -135,10 +137,12 @@ class KafkaSource:
             return
         timeout = self.options.connection.connect_timeout
         with contextlib.suppress(KafkaError, OSError, TimeoutError):
-            await asyncio.wait_for(self._commit(consumer), timeout)
+            async with asyncio.timeout(timeout):
+                await self._commit(consumer)
         _leave_group_on_stop(consumer)
         with contextlib.suppress(KafkaError, OSError, TimeoutError):
-            await asyncio.wait_for(consumer.stop(), timeout)
+            async with asyncio.timeout(timeout):
+                await consumer.stop()
         # whatever was handed out and not acknowledged is read again by the next member
         self._parts.clear()
         self._ready.clear()
@@ -197,7 +201,8 @@ class KafkaSource:
             # keep polling (nothing comes back while paused) so the group does not drop this member
             await consumer.getmany(timeout_ms=0)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._acked.wait(), _POLL_MS / 1000)
+                async with asyncio.timeout(_POLL_MS / 1000):
+                    await self._acked.wait()
             return
         if consumer.paused():
             consumer.resume(*consumer.paused())
@@ -205,7 +210,8 @@ class KafkaSource:
         ready = self._ready
         for tp, records in batches.items():
             part = self._parts.get(tp)
-            if part is None:
+            if part is None or (part.order and records[0].offset <= part.order[-1]):
+                # new, or the position went back without a nack (offsets reset, e.g. a broker that lost its log)
                 part = self._parts[tp] = _Partition()
             for record in records:
                 part.track(record.offset)
@@ -214,7 +220,8 @@ class KafkaSource:
     async def _commit_loop(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._commit_now.wait(), self.options.commit_interval)
+                async with asyncio.timeout(self.options.commit_interval):
+                    await self._commit_now.wait()
             self._commit_now.clear()
             consumer = self._consumer
             if consumer is not None:
@@ -241,8 +248,8 @@ class KafkaSource:
         consumer = self._consumer
         if consumer is not None:
             with contextlib.suppress(KafkaError, OSError, TimeoutError):
-                await asyncio.wait_for(self._commit(consumer, set(revoked)),
-                                       self.options.connection.connect_timeout)
+                async with asyncio.timeout(self.options.connection.connect_timeout):
+                    await self._commit(consumer, set(revoked))
         # another member may own these now: what was not acknowledged is its to read again
         lost = set(revoked)
         for tp in lost:
@@ -255,7 +262,8 @@ class KafkaSource:
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._stopping.wait()
 
 
 class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]  # base class from an untyped library

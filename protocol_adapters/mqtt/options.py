@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -95,8 +95,8 @@ class MqttOptions:
     publish_timeout: float
     reconnect_wait_max: float
     username: str | None
-    password: str | None
-    tls: TlsSettings | None
+    password: str | None = field(default=None, repr=False)
+    tls: TlsSettings | None = None
 
 
 def _invalid(config: EndpointConfig, message: str) -> AdapterError:
@@ -265,7 +265,9 @@ def client_for(options: MqttOptions, broker: Broker, client_id: str, *, persiste
         timeout=options.connect_timeout,
         keepalive=options.keepalive,
         properties=properties,
-        max_inflight_messages=options.max_inflight,
+        # 0: no limit inside paho, whose limit costs a scan of every unconfirmed message per PUBACK; the
+        # sink keeps its own window (`maxinflight`, capped by the broker's Receive Maximum)
+        max_inflight_messages=0,
         tls_context=tls_context if broker.tls else None,
         websocket_path=broker.path if broker.transport == "websockets" else None,
     )

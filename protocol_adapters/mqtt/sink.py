@@ -52,6 +52,8 @@ class MqttSink:
         self._window = asyncio.Semaphore(options.max_inflight)
         self._pending: dict[int, asyncio.Future[int | None]] = {}
         self._connecting = asyncio.Lock()
+        self._attempts = 0
+        self._failure: AdapterError | None = None
         self._tls: ssl.SSLContext | None = None
         self._broker = 0
         self._where = str(options.brokers[0])
@@ -83,7 +85,12 @@ class MqttSink:
             await self._publish(paho, envelope.body, properties)
 
     async def _publish(self, paho: mqtt.Client, body: bytes, properties: Properties | None) -> None:
-        info = paho.publish(self._topic, body, self.options.qos, self.options.retain, properties)
+        try:
+            # paho takes bytes or bytearray only (AMQP bodies, for one, may arrive as memoryview)
+            payload = body if isinstance(body, (bytes, bytearray)) else bytes(body)
+            info = paho.publish(self._topic, payload, self.options.qos, self.options.retain, properties)
+        except (TypeError, ValueError) as exc:  # e.g. a payload beyond MQTT's 256 MB
+            raise AdapterError(f"MQTT cannot publish this message to {self._topic!r}: {exc}", retriable=False) from exc
         if info.rc != mqtt.MQTT_ERR_SUCCESS:
             raise AdapterError(f"MQTT publish to {self._topic!r} on {self._where} failed: "
                                f"{mqtt.error_string(info.rc)}", retriable=info.rc not in _PERMANENT)
@@ -106,21 +113,26 @@ class MqttSink:
         paho = self._paho
         if paho is not None:
             return paho
+        attempts = self._attempts
         async with self._connecting:
             if self._paho is not None:
                 return self._paho
-            failure: AdapterError | None = None
+            # sends that queued behind a failed attempt fail with it instead of each trying again
+            if self._attempts != attempts and self._failure is not None:
+                raise self._failure
+            self._attempts += 1
+            self._failure = None
             brokers = self.options.brokers
             for attempt in range(len(brokers)):
                 index = (self._broker + attempt) % len(brokers)
                 try:
                     return await self._connect_to(index)
                 except AdapterError as exc:
+                    self._failure = exc
                     if not exc.retriable:
                         raise
-                    failure = exc
-            assert failure is not None
-            raise failure
+            assert self._failure is not None
+            raise self._failure
 
     async def _connect_to(self, index: int) -> mqtt.Client:
         broker = self.options.brokers[index]

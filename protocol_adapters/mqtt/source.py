@@ -15,7 +15,11 @@ PUBCOMP (QoS 2) back until `ack`.
   reconnect or restart delivers it again) and is yielded again locally.
 - Backpressure: the broker limits unacknowledged deliveries (5.0: our Receive Maximum; 3.1.1: its
   `max_inflight_messages`), but Mosquitto 2.0 releases more per PUBACK than it should, so the source also
-  stops reading the socket while `receivemaximum` messages wait in its buffer.
+  stops reading the socket while `receivemaximum` messages wait in its buffer. A pause longer than about
+  two `keepalive` periods costs a reconnect (paho misses a PINGRESP): the unacknowledged messages then
+  come again, as duplicates, never lost.
+- `stop`: incoming messages are no longer buffered (they stay unacknowledged, for the next session);
+  iteration ends once the buffer is empty; `ack` keeps working until the source is closed.
 - `ack(envelope, Delivery(rejected=True))` on MQTT 5 answers QoS 1 with the PUBACK reason code
   `rejectreasoncode` (paho has no public call for it; see `_puback_with_reason`).
 """
@@ -40,7 +44,7 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.base import Delivery, EndpointConfig
 from protocol_adapters.mqtt.errors import connect_error, connection_lost, reason_value, subscribe_refused
-from protocol_adapters.mqtt.mapping import envelope_from_message
+from protocol_adapters.mqtt.mapping import accept_bom_in_received_strings, envelope_from_message
 from protocol_adapters.mqtt.options import (
     MqttOptions,
     build_options,
@@ -53,6 +57,8 @@ from protocol_adapters.mqtt.options import (
 
 PUBACK = 0x40
 RECONNECT_FIRST_WAIT = 0.1
+
+accept_bom_in_received_strings()
 
 
 @dataclass(slots=True)
@@ -98,9 +104,10 @@ class MqttSource:
                         tb: TracebackType | None) -> None:
         self._closing = self._stopping = True
         if self._runner is not None:
+            # the flag ends the loop even when aiomqtt's wait_for swallowed the cancellation (Python 3.11)
+            self._lost.set()
             self._runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._runner
+            await asyncio.wait({self._runner}, timeout=self.options.connect_timeout + 1)
         client, self._client, self._paho = self._client, None, None
         if client is not None:
             # a clean DISCONNECT keeps the session: what was not acknowledged is delivered to the next one
@@ -197,7 +204,7 @@ class MqttSource:
             raise connect_error(exc, str(broker)) from exc
         disconnected_of(client).add_done_callback(lambda fut: self._on_lost(generation, fut))
         try:
-            await self._subscribe(client)
+            await self._subscribe(client, str(broker))
             if self._generation != generation:  # lost while subscribing
                 raise connection_lost(str(broker))
         except BaseException:
@@ -207,11 +214,13 @@ class MqttSource:
             raise
         # from here a lost connection wakes the reconnect loop (a failed attempt just fails)
         self._installed = generation
+        if len(self._ready) >= self._high:
+            self._pause_reading()
         for mid in self._pubcomp_owed:
             paho.ack(mid, 2)
         self._pubcomp_owed.clear()
 
-    async def _subscribe(self, client: aiomqtt.Client) -> None:
+    async def _subscribe(self, client: aiomqtt.Client, where: str) -> None:
         options = self.options
         topics: list[tuple[str, Any]]
         if options.v5:
@@ -224,7 +233,7 @@ class MqttSource:
         try:
             granted = await client.subscribe(topics)
         except aiomqtt.MqttError as exc:
-            raise connect_error(exc, "subscribe") from exc
+            raise connect_error(exc, f"{where} (subscribing)") from exc
         for topic_filter, code in zip(options.topic_filters, granted):
             value = reason_value(code)
             if value is not None and value >= 0x80:
@@ -243,14 +252,16 @@ class MqttSource:
 
     async def _reconnect_forever(self) -> None:
         failures = 0
-        while True:
+        while not self._closing:
             await self._lost.wait()
             self._lost.clear()
+            if self._closing:
+                return
             client, self._client, self._paho = self._client, None, None
             if client is not None:
                 with contextlib.suppress(Exception):
                     await client.__aexit__(None, None, None)
-            while True:
+            while not self._closing:
                 ceiling = min(self.options.reconnect_wait_max, RECONNECT_FIRST_WAIT * 2 ** failures)
                 await asyncio.sleep(ceiling * random.uniform(0.5, 1.0))
                 try:
@@ -273,7 +284,8 @@ class MqttSource:
         ticket = _Ticket(self._generation, message.mid, message.qos)
         self._ready.append(envelope_from_message(message, self.options.protocol, self.options.endpoint_id, ticket))
         self._arrived.set()
-        if not self._paused and len(self._ready) >= self._high:
+        # not before SUBACK: a resumed session's backlog arrives first, and the SUBACK behind it must be read
+        if not self._paused and len(self._ready) >= self._high and self._installed == self._generation:
             self._pause_reading()
 
     def _pause_reading(self) -> None:

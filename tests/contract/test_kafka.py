@@ -182,7 +182,8 @@ class TestKafkaAdapter(ContractSuite):
 def private_tansu() -> Iterator[int]:
     port = free_port()
     broker("start", port)
-    storage = (Path(os.environ.get("XGATE_BROKER_STATE", "/tmp/xgate-brokers")) / f"tansu-{port}.storage")
+    state = os.environ.get("XGATE_BROKER_STATE") or f"{os.environ.get('TMPDIR', '/tmp')}/xgate-brokers"
+    storage = Path(state) / f"tansu-{port}.storage"
     try:
         if storage.exists() and storage.read_text().startswith("memory:"):
             pytest.skip("Tansu runs on memory storage here (no S3 server): a restart would lose every record")
@@ -196,7 +197,7 @@ def test_source_and_sink_survive_a_broker_restart(private_tansu: int) -> None:
     config = harness.config("restart")
     total = 300
 
-    async def scenario() -> set[bytes]:
+    async def scenario() -> tuple[set[bytes], list[Envelope]]:
         got: dict[bytes, Envelope] = {}
         async with harness.create_source(config) as source, harness.create_sink(config) as sink:
             async def consume() -> None:
@@ -206,19 +207,32 @@ def test_source_and_sink_survive_a_broker_restart(private_tansu: int) -> None:
                     if len(got) == total:
                         return
 
-            async def produce() -> None:
-                for index in range(total):
-                    if index == total // 2:
-                        await asyncio.to_thread(broker, "restart", private_tansu)
-                    while True:
-                        try:
-                            await sink.send(harness.sample(index))
-                            break
-                        except AdapterError as exc:
-                            assert exc.retriable
-                            await asyncio.sleep(0.2)
+            async def send(index: int) -> None:
+                while True:  # as the runtime does: retry what the sink calls retriable
+                    try:
+                        return await sink.send(harness.sample(index))
+                    except AdapterError as exc:
+                        assert exc.retriable
+                        await asyncio.sleep(0.2)
+
+            async def produce(indexes: range) -> None:
+                for start in range(indexes.start, indexes.stop, 25):
+                    await asyncio.gather(*(send(i) for i in range(start, min(start + 25, indexes.stop))))
             consumer = asyncio.create_task(consume())
-            await produce()
+            await produce(range(100))
+            restart = asyncio.create_task(asyncio.to_thread(broker, "restart", private_tansu))
+            index = 100
+            while not restart.done() and index < 200:  # into the broker going down and coming back
+                await send(index)
+                index += 1
+                await asyncio.sleep(0.02)
+            await restart
+            await produce(range(index, total))
             await asyncio.wait_for(consumer, 60)
-        return set(got)
-    assert run(scenario, timeout=120) == {harness.sample(i).body for i in range(total)}
+        # every acknowledged offset was committed, and the commits outlived the restart
+        async with harness.create_source(config) as source:
+            leftover = await take(source, 1, timeout=2)
+        return set(got), leftover
+    got, leftover = run(scenario, timeout=120)
+    assert got == {harness.sample(i).body for i in range(total)}
+    assert leftover == []

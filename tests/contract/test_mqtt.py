@@ -22,6 +22,8 @@ from typing import Any
 
 import aiomqtt
 import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
@@ -177,6 +179,31 @@ def test_mqtt311_carries_topic_qos_and_retain_only(mosquitto: str) -> None:
     finally:
         run(lambda: _forget_sessions("127.0.0.1", PORT, "MQTT/3.1.1", harness.client_ids))
     assert got.fields == {"topic_name": config.options["topic_name"], "qos": 1, "retain": False}
+
+
+def test_a_foreign_publish_with_u_feff_does_not_wedge_the_source(mosquitto: str) -> None:
+    """U+FEFF is legal in MQTT 5 strings and Mosquitto forwards it; paho alone would drop every connection."""
+    harness = MqttHarness("MQTT/5.0", mosquitto)
+    config = harness.config("bom")
+    topic = str(config.options["topic_name"])
+
+    async def scenario() -> list[Envelope]:
+        async with harness.create_source(config) as source:
+            properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+            properties.UserProperty = [("\ufeffk", "v\ufeff")]
+            async with aiomqtt.Client("127.0.0.1", PORT, protocol=aiomqtt.ProtocolVersion.V5) as foreign:
+                await foreign.publish(topic, b"bom", qos=1, properties=properties)
+                await foreign.publish(topic, b"next", qos=1)
+            got = await take(source, 2, timeout=5)
+            for envelope in got:
+                await source.ack(envelope)
+            return got
+    try:
+        got = run(scenario)
+    finally:
+        run(lambda: _forget_sessions("127.0.0.1", PORT, "MQTT/5.0", harness.client_ids))
+    assert [e.body for e in got] == [b"bom", b"next"]
+    assert got[0].fields["user_properties"] == [("\ufeffk", "v\ufeff")]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -358,3 +385,28 @@ def test_source_and_sink_survive_a_broker_restart(protocol: str, private_broker:
         return seen, retries
     seen, _ = run(scenario, timeout=90)
     assert seen == {b"%d" % i for i in range(count)}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_backlog_of_an_offline_session_survives_a_restart(protocol: str, private_broker: int) -> None:
+    """More than Mosquitto's default queue limit (1000) waits while the gateway is away, across a broker restart;
+    the resumed session's backlog arrives before the SUBACK, beyond the source's buffer limit."""
+    harness = MqttHarness(protocol, f"mqtt://127.0.0.1:{private_broker}")
+    config = harness.config("backlog", receivemaximum=100)
+    count = 3000
+
+    async def scenario() -> set[bytes]:
+        async with harness.create_source(config):
+            pass  # the session and its subscription now exist
+        async with harness.create_sink(config) as sink:
+            await asyncio.gather(*(sink.send(Envelope(protocol, {}, b"%d" % i)) for i in range(count)))
+        await asyncio.to_thread(broker_script, "restart", private_broker)
+        seen: set[bytes] = set()
+        async with harness.create_source(config) as source:
+            async for envelope in source:
+                seen.add(envelope.body)
+                await source.ack(envelope)
+                if len(seen) == count:
+                    break
+        return seen
+    assert run(scenario) == {b"%d" % i for i in range(count)}

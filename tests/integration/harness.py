@@ -49,15 +49,18 @@ class Profile:
     broker: str | None                                  # deploy/brokers/<broker>.sh, None for HTTP
     options: Callable[[str], dict[str, dict[str, Any]]]  # run id -> endpoint name -> protocoloptions (+ "uris")
     settings: dict[str, Any] = field(default_factory=dict)  # gateway.yaml `endpoints:` section
+    broker_env: dict[str, str] = field(default_factory=dict)  # e.g. a private port for the broker script
 
 
-def start_broker(name: str | None) -> None:
+def start_broker(name: str | None, env: dict[str, str] | None = None) -> None:
     if name is not None:
-        subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), "start"], check=True)
+        subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), "start"], check=True,
+                       env={**os.environ, **(env or {})})
 
 
-def restart_broker(name: str) -> None:
-    subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), "restart"], check=True)
+def restart_broker(name: str, env: dict[str, str] | None = None) -> None:
+    subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), "restart"], check=True,
+                   env={**os.environ, **(env or {})})
 
 
 class Gateway:
@@ -125,9 +128,9 @@ def prepare(profile: Profile, tmp_path: Path, destination: Profile | None = None
                                 "unmatched": "unknown", "policy": "forward"}],
                     "endpoints": {k: v for k, v in settings.items() if v}, "runtime": {"drain_timeout": 30}}
     (config_dir / "gateway.yaml").write_text(yaml.safe_dump(gateway_yaml))
-    start_broker(profile.broker)
+    start_broker(profile.broker, profile.broker_env)
     if destination:
-        start_broker(out.broker)
+        start_broker(out.broker, out.broker_env)
     return World(profile, config_dir, run_id)
 
 

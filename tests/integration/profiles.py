@@ -21,8 +21,13 @@ def _kafka(run: str) -> dict[str, dict[str, Any]]:
                 "autooffsetreset": "earliest"} for n in ENDPOINTS}
 
 
+# our own Mosquitto (deploy/brokers/mosquitto.sh config: persistence, large queues) rather than whatever
+# runs on 1883, whose default max_queued_messages of 1000 drops QoS 1 messages under a 10k burst
+MQTT_PORT = "18830"
+
+
 def _mqtt(run: str) -> dict[str, dict[str, Any]]:
-    return {n: {"uris": ["mqtt://127.0.0.1:1883"], "topic_name": f"it/{run}/{n}", "topicfilter": f"it/{run}/{n}",
+    return {n: {"uris": [f"mqtt://127.0.0.1:{MQTT_PORT}"], "topic_name": f"it/{run}/{n}", "topicfilter": f"it/{run}/{n}",
                 "qos": 1, "clientid": f"it-{run}-{n}"} for n in ENDPOINTS}
 
 
@@ -41,8 +46,8 @@ def _http(run: str) -> dict[str, dict[str, Any]]:
 
 PROFILES = {
     "KAFKA": Profile("KAFKA", "tansu", _kafka),
-    "MQTT/5.0": Profile("MQTT/5.0", "mosquitto", _mqtt),
-    "MQTT/3.1.1": Profile("MQTT/3.1.1", "mosquitto", _mqtt),
+    "MQTT/5.0": Profile("MQTT/5.0", "mosquitto", _mqtt, broker_env={"XGATE_MQTT_PORT": MQTT_PORT}),
+    "MQTT/3.1.1": Profile("MQTT/3.1.1", "mosquitto", _mqtt, broker_env={"XGATE_MQTT_PORT": MQTT_PORT}),
     "AMQP/1.0": Profile("AMQP/1.0", "rabbitmq", _amqp,
                         settings={n: {"username": "guest", "password": "guest"} for n in ENDPOINTS}),
     "NATS": Profile("NATS", "nats", _nats),

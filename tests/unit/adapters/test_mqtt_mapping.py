@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from paho.mqtt.client import MQTTMessage
+from paho.mqtt.exception import MQTTException
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
@@ -17,6 +18,7 @@ from gateway.envelope import header_values
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
 from protocol_adapters.mqtt.mapping import (
+    accept_bom_in_received_strings,
     envelope_from_message,
     fields_from_publish,
     publish_properties,
@@ -93,6 +95,21 @@ def test_envelope_fields_roundtrip_through_publish_properties() -> None:
     assert {k: v for k, v in received.items() if k in FULL} == FULL
 
 
+def test_encoded_properties_are_byte_for_byte_what_paho_writes() -> None:
+    reference = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    reference.ContentType = FULL["content_type"]
+    reference.PayloadFormatIndicator = FULL["payload_format"]
+    reference.MessageExpiryInterval = FULL["message_expiry_interval"]
+    reference.ResponseTopic = FULL["response_topic"]
+    reference.CorrelationData = FULL["correlation_data"]
+    reference.UserProperty = FULL["user_properties"]
+    encoded = publish_properties(dict(FULL))
+    assert encoded is not None
+    assert encoded.pack() == reference.pack()  # type: ignore[no-untyped-call]
+    long_value = publish_properties({"user_properties": [("k", "v" * 200)]})
+    assert long_value is not None and long_value.pack()[:2] == bytes([0x80 | 206 % 128, 206 // 128])
+
+
 def test_publish_properties_accept_other_shapes() -> None:
     properties = publish_properties({"correlation_data": "text id", "payload_format": "0",
                                      "user_properties": {"a": "1", "b": 2}})
@@ -107,7 +124,6 @@ def test_publish_properties_accept_other_shapes() -> None:
 
 @pytest.mark.parametrize("fields", [
     {"user_properties": [("bad\x00name", "v")]},
-    {"user_properties": [("bom", "\ufeffvalue")]},
     {"user_properties": [("bytes", b"\xff\xfe")]},
     {"content_type": "x" * 70000},
     {"correlation_data": b"x" * 70000},
@@ -171,3 +187,18 @@ def test_bad_options_are_permanent_errors(protocol_options: dict[str, Any], uris
     with pytest.raises(AdapterError) as caught:
         build_options(EndpointConfig("e", "MQTT/5.0", uris, protocol_options))
     assert not caught.value.retriable and "'e'" in str(caught.value)
+
+
+def test_received_strings_may_hold_u_feff_but_not_nul() -> None:
+    """MQTT 5 [MQTT-1.5.4-3] keeps U+FEFF; paho 2.2 alone would drop the connection over it."""
+    accept_bom_in_received_strings()
+    sent = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    sent.UserProperty = [("\ufeffname", "v\ufeff")]
+    sent.ContentType = "text/\ufeffplain"
+    received = fields_from_publish("MQTT/5.0", "t", 1, False, on_the_wire(sent))
+    assert received["user_properties"] == [("\ufeffname", "v\ufeff")]
+    assert received["content_type"] == "text/\ufeffplain"
+    with_nul = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    with_nul.ContentType = "a\x00b"
+    with pytest.raises(MQTTException):
+        on_the_wire(with_nul)

@@ -1,0 +1,84 @@
+"""Publish recorded messages to an endpoint, each to the address it was recorded on.
+
+A sink publishes to its configured topic/subject; a recorded message carries
+its own (`facility.doors.d7`, `plant/b1/boiler2/status`), and definitions
+often constrain it with a template. So replay opens one sink per recorded
+address (override of the endpoint's topic / topic_name / subject) and sends
+with a bounded number of unconfirmed messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from gateway.envelope import Envelope
+from gateway.errors import AdapterError
+from gateway.runtime.remap import outgoing
+from protocol_adapters.base import EndpointConfig
+
+# the option that names a sink's destination, and the field of a recorded message that holds it
+ADDRESS_OPTION = {"KAFKA": ("topic", "topic"), "MQTT/3.1.1": ("topic_name", "topic_name"),
+                  "MQTT/5.0": ("topic_name", "topic_name"), "NATS": ("subject", "subject")}
+
+
+@dataclass
+class ReplayResult:
+    sent: int = 0
+    refused: int = 0  # the endpoint said no for good (e.g. HTTP 422 from a rejecting gateway)
+    errors: list[str] = field(default_factory=list)
+
+
+def _address(config: EndpointConfig, envelope: Envelope) -> EndpointConfig:
+    option, name = ADDRESS_OPTION.get(config.protocol, (None, None))
+    if option is None or envelope.protocol != config.protocol:
+        return config
+    value = envelope.fields.get(name or "")
+    if not isinstance(value, str) or not value:
+        return config
+    return replace(config, options={**config.options, option: value, "topic": value} if option == "topic_name"
+                   else {**config.options, option: value})
+
+
+async def replay(config: EndpointConfig, envelopes: list[Envelope], create_sink: Callable[[EndpointConfig], Any],
+                 inflight: int = 200, retry_for: float = 30.0) -> ReplayResult:
+    result = ReplayResult()
+    window = asyncio.Semaphore(inflight)
+    async with contextlib.AsyncExitStack() as stack:
+        sinks: dict[tuple[tuple[str, Any], ...], Any] = {}
+
+        async def sink_for(target: EndpointConfig) -> Any:
+            key = tuple(sorted((k, str(v)) for k, v in target.options.items()))
+            if key not in sinks:
+                sinks[key] = await stack.enter_async_context(create_sink(target))
+            return sinks[key]
+
+        async def send(sink: Any, message: Envelope) -> None:
+            deadline = asyncio.get_running_loop().time() + retry_for
+            try:
+                while True:
+                    try:
+                        await sink.send(message)
+                        result.sent += 1
+                        return
+                    except AdapterError as exc:
+                        if exc.retriable and asyncio.get_running_loop().time() < deadline:
+                            await asyncio.sleep(0.2)
+                            continue
+                        result.refused += 1
+                        if len(result.errors) < 20:
+                            result.errors.append(str(exc))
+                        return
+            finally:
+                window.release()
+
+        tasks = []
+        for envelope in envelopes:
+            target = _address(config, envelope)
+            sink = await sink_for(target)
+            await window.acquire()
+            tasks.append(asyncio.create_task(send(sink, outgoing(envelope, config.protocol))))
+        await asyncio.gather(*tasks)
+    return result

@@ -1,0 +1,220 @@
+"""Offline tests of the Kafka adapter: record <-> Envelope mapping, options, and the per-partition offset tracker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aiokafka.structs import ConsumerRecord
+
+from gateway.envelope import Envelope
+from gateway.errors import AdapterError
+from protocol_adapters.base import EndpointConfig, TlsSettings
+from protocol_adapters.kafka.errors import adapter_error
+from protocol_adapters.kafka.mapping import OutgoingRecord, outgoing_record, record_envelope
+from protocol_adapters.kafka.options import sink_options, source_options
+from protocol_adapters.kafka.source import _Partition
+
+
+def record(**overrides: Any) -> ConsumerRecord[bytes, bytes]:
+    values: dict[str, Any] = {
+        "topic": "orders", "partition": 3, "offset": 42, "timestamp": 1_700_000_000_123, "timestamp_type": 0,
+        "key": b"\x00key\xff", "value": b'{"id": 1}', "checksum": None, "serialized_key_size": 5,
+        "serialized_value_size": 9,
+        "headers": [("ce_type", b"order.created"), ("bin", b"\x00\xff"), ("ce_type", b"second")],
+    }
+    values.update(overrides)
+    return ConsumerRecord(**values)
+
+
+class TestRecordToEnvelope:
+    def test_every_field_in_the_kafka_shape(self) -> None:
+        envelope = record_envelope(record(), "orders.in", ack="handle")
+        assert envelope.protocol == "KAFKA"
+        assert envelope.endpoint == "orders.in"
+        assert envelope.body == b'{"id": 1}'
+        assert envelope.fields == {
+            "topic": "orders",
+            "partition": 3,
+            "key": b"\x00key\xff",
+            "headers": [("ce_type", b"order.created"), ("bin", b"\x00\xff"), ("ce_type", b"second")],
+            "timestamp": 1_700_000_000_123,
+        }
+        assert envelope.position == {"topic": "orders", "partition": 3, "offset": 42}
+        assert envelope.ack == "handle"
+
+    def test_repeated_headers_keep_wire_order_and_headers_are_a_list(self) -> None:
+        headers = record_envelope(record(), None).fields["headers"]
+        assert isinstance(headers, list)
+        assert [name for name, _ in headers] == ["ce_type", "bin", "ce_type"]
+
+    def test_absent_key_value_timestamp_and_null_header(self) -> None:
+        envelope = record_envelope(record(key=None, value=None, timestamp=-1, headers=[("empty", None)]), None)
+        assert envelope.fields["key"] is None
+        assert envelope.body == b""
+        assert envelope.fields["timestamp"] is None
+        assert envelope.fields["headers"] == [("empty", b"")]
+
+    def test_no_headers_is_an_empty_list(self) -> None:
+        assert record_envelope(record(headers=()), None).fields["headers"] == []
+
+
+class TestEnvelopeToRecord:
+    def test_body_key_headers_and_timestamp_pass_through_as_bytes(self) -> None:
+        envelope = Envelope("KAFKA", {"topic": "elsewhere", "partition": 9, "key": b"\x01k",
+                                      "headers": [("a", b"\x00\xff"), ("a", b"2"), ("b", b"")],
+                                      "timestamp": 1_700_000_000_000}, b"\x00body")
+        assert outgoing_record(envelope) == OutgoingRecord(
+            value=b"\x00body", key=b"\x01k", headers=[("a", b"\x00\xff"), ("a", b"2"), ("b", b"")],
+            timestamp_ms=1_700_000_000_000)
+
+    def test_text_values_are_encoded_as_utf8(self) -> None:
+        envelope = Envelope("KAFKA", {"key": "clé", "headers": [("h", "välue"), ("n", 5), ("z", None)]}, b"")
+        out = outgoing_record(envelope)
+        assert out.key == "clé".encode()
+        assert out.headers == [("h", "välue".encode()), ("n", b"5"), ("z", b"")]
+
+    def test_header_mapping_and_buffer_types_are_accepted(self) -> None:
+        envelope = Envelope("KAFKA", {"headers": {"x": bytearray(b"1"), "y": memoryview(b"2")}}, memoryview(b"body"))  # type: ignore[arg-type]
+        out = outgoing_record(envelope)
+        assert out.headers == [("x", b"1"), ("y", b"2")]
+        assert out.value == b"body"
+
+    def test_missing_fields_give_no_key_headers_or_timestamp(self) -> None:
+        assert outgoing_record(Envelope("KAFKA", {}, b"x")) == OutgoingRecord(b"x", None, [], None)
+
+    @pytest.mark.parametrize("value, expected", [(1.5e12, 1_500_000_000_000), (-1, None), (True, None), ("1", None)])
+    def test_timestamp_only_from_non_negative_numbers(self, value: Any, expected: int | None) -> None:
+        assert outgoing_record(Envelope("KAFKA", {"timestamp": value}, b"")).timestamp_ms == expected
+
+    def test_defaults_fill_a_missing_key_and_absent_header_names_only(self) -> None:
+        envelope = Envelope("KAFKA", {"headers": [("a", b"mine")]}, b"")
+        out = outgoing_record(envelope, b"fixed", (("a", b"default"), ("b", b"added")))
+        assert out.key == b"fixed"
+        assert out.headers == [("a", b"mine"), ("b", b"added")]
+        assert outgoing_record(Envelope("KAFKA", {"key": b"own"}, b""), b"fixed").key == b"own"
+
+    def test_a_consumed_record_maps_back_to_the_same_wire_values(self) -> None:
+        consumed = record_envelope(record(), "in")
+        out = outgoing_record(consumed)
+        again = record_envelope(record(key=out.key, value=out.value, headers=out.headers, timestamp=out.timestamp_ms), "in")
+        assert again.fields == consumed.fields and again.body == consumed.body
+
+
+def config(options: dict[str, Any], uris: tuple[str, ...] = ("tcp://127.0.0.1:19092",), **kwargs: Any) -> EndpointConfig:
+    return EndpointConfig("ep", "KAFKA", uris, options, **kwargs)
+
+
+class TestOptions:
+    def test_source_defaults(self) -> None:
+        opts = source_options(config({"topic": "t"}))
+        assert opts.topics == ("t",)
+        assert opts.group_id == "xgate-ep"
+        assert opts.auto_offset_reset == "earliest"
+        assert opts.connection.bootstrap_servers == ("127.0.0.1:19092",)
+        assert opts.connection.security_protocol == "PLAINTEXT"
+
+    def test_source_topics_group_reset_and_tuning_from_extra(self) -> None:
+        opts = source_options(config({"topics": "a, b,a", "consumergroup": "g", "autooffsetreset": "latest"},
+                                     extra={"session_timeout_ms": 1000, "max_unacked": 7}))
+        assert opts.topics == ("a", "b") and opts.group_id == "g" and opts.auto_offset_reset == "latest"
+        assert opts.session_timeout_ms == 1000 and opts.rebalance_timeout_ms == 1000 and opts.max_unacked == 7
+
+    def test_sink_options(self) -> None:
+        opts = sink_options(config({"topic": "out", "acks": 1, "partition": 2, "key": "k", "headers": {"h": "v"}}))
+        assert (opts.topic, opts.acks, opts.partition, opts.default_key) == ("out", 1, 2, b"k")
+        assert opts.default_headers == (("h", b"v"),)
+        assert sink_options(config({"topic": "out", "acks": 0})).acks == "all"
+        assert sink_options(config({"topic": "out", "key": "{id}"})).default_key is None
+
+    @pytest.mark.parametrize("uri, servers, protocol", [
+        ("kafka.example:9093", ("kafka.example:9093",), "PLAINTEXT"),
+        ("PLAINTEXT://h:1", ("h:1",), "PLAINTEXT"),
+        ("SSL://h:1", ("h:1",), "SSL"),
+        ("SASL_SSL://h", ("h:9092",), "SASL_SSL"),
+    ])
+    def test_uri_schemes(self, uri: str, servers: tuple[str, ...], protocol: str) -> None:
+        connection = sink_options(config({"topic": "t"}, (uri,))).connection
+        assert connection.bootstrap_servers == servers and connection.security_protocol == protocol
+
+    def test_credentials_and_tls_come_from_settings(self) -> None:
+        connection = source_options(config({"topic": "t"}, username="u", password="p", tls=TlsSettings(verify=False),
+                                           extra={"sasl_mechanism": "scram-sha-256"})).connection
+        assert connection.security_protocol == "SASL_SSL"
+        kwargs = connection.client_kwargs()
+        assert kwargs["sasl_mechanism"] == "SCRAM-SHA-256"
+        assert (kwargs["sasl_plain_username"], kwargs["sasl_plain_password"]) == ("u", "p")
+        assert kwargs["ssl_context"].check_hostname is False
+
+    @pytest.mark.parametrize("options, uris", [
+        ({}, ("tcp://h:1",)),
+        ({"topic": "t-{id}"}, ("tcp://h:1",)),
+        ({"topic": "t", "autooffsetreset": "middle"}, ("tcp://h:1",)),
+        ({"topic": "t"}, ("http://h:1",)),
+        ({"topic": "t"}, ()),
+        ({"topic": "t", "max_unacked": 0}, ("tcp://h:1",)),
+    ])
+    def test_bad_source_options_are_not_retriable(self, options: dict[str, Any], uris: tuple[str, ...]) -> None:
+        with pytest.raises(AdapterError) as caught:
+            source_options(config(options, uris))
+        assert not caught.value.retriable
+
+
+class TestErrors:
+    def test_retriable_follows_the_failure(self) -> None:
+        from aiokafka import errors
+
+        assert adapter_error(errors.KafkaConnectionError("down"), "produce").retriable
+        assert adapter_error(errors.KafkaTimeoutError(), "produce").retriable
+        assert adapter_error(errors.RequestTimedOutError(), "produce").retriable
+        assert adapter_error(ConnectionRefusedError(), "connect").retriable
+        assert not adapter_error(errors.MessageSizeTooLargeError(), "produce").retriable
+        assert not adapter_error(errors.TopicAuthorizationFailedError(), "produce").retriable
+
+
+class TestPartitionTracker:
+    def test_commit_point_is_one_past_the_acknowledged_prefix(self) -> None:
+        part = _Partition()
+        for offset in range(5, 10):
+            part.track(offset)
+        assert not part.ack(6) and part.commit_to is None
+        assert part.ack(5) and part.commit_to == 7
+        assert not part.ack(8) and part.commit_to == 7
+        assert part.ack(7) and part.commit_to == 9
+        assert part.pending_commit() == 9
+        part.committed = 9
+        assert part.pending_commit() is None
+
+    def test_gaps_in_offsets_do_not_stall_commits(self) -> None:
+        part = _Partition()
+        for offset in (10, 12, 15):
+            part.track(offset)
+        part.ack(12)
+        part.ack(10)
+        assert part.commit_to == 13
+
+    def test_unknown_or_repeated_acks_are_ignored(self) -> None:
+        part = _Partition()
+        part.track(0)
+        assert not part.ack(99)
+        assert part.ack(0) and not part.ack(0)
+
+    def test_release_forgets_the_record_and_everything_after_it(self) -> None:
+        part = _Partition()
+        for offset in range(5):
+            part.track(offset)
+        part.ack(3)
+        assert part.release(2)
+        assert list(part.order) == [0, 1] and part.acked == set()
+        assert not part.release(4)  # already forgotten: the seek back covers it
+        part.ack(0)
+        part.ack(1)
+        assert part.commit_to == 2
+
+    def test_release_of_an_acknowledged_record_is_ignored(self) -> None:
+        part = _Partition()
+        part.track(0)
+        part.track(1)
+        part.ack(1)
+        assert not part.release(1)
+        assert list(part.order) == [0, 1]
