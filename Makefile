@@ -16,16 +16,18 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Until the service lands, the demo judges bundled sample traffic offline and prints the live summary.
-demo: $(STAMP)
+# The gateway on config/demo between local brokers, with sample traffic and a live summary;
+# then the same traffic judged offline by `xgate check`, for comparison.
+demo: $(STAMP) brokers
 	@mkdir -p build
-	$(VENV)/bin/xgate lint config/
+	$(VENV)/bin/xgate lint config/demo
+	$(PY) -m gateway.testing.demo --config config/demo --count 5000 --seed 7
 	$(PY) -m gateway.testing.traffic --count 5000 --seed 7 > build/demo-traffic.jsonl
 	$(VENV)/bin/xgate check --registry config/demo --format table build/demo-traffic.jsonl || test $$? -eq 1
 	@echo "one verdict per message: $(VENV)/bin/xgate check --registry config/demo build/demo-traffic.jsonl"
-	@echo "why one message failed:  head -1 build/demo-traffic.jsonl > /tmp/m.json && $(VENV)/bin/xgate explain --registry config/demo /tmp/m.json"
+	@echo "run it yourself:         $(VENV)/bin/xgate run --config config/demo --summary 2"
 
-test: $(STAMP)
+test: $(STAMP) brokers
 	$(PY) -m pytest
 
 # start (or reuse) every broker on 127.0.0.1; installs a missing one

@@ -96,19 +96,37 @@ start() {
   (setsid nohup "$bin" broker --listener-url "tcp://127.0.0.1:$PORT" \
     --advertised-listener-url "tcp://127.0.0.1:$PORT" --storage-engine "$url" >"$LOG" 2>&1 &
     echo $! >"$PID_FILE")
-  if ! wait_port "$PORT" 15 "tansu"; then
-    tail -n 20 "$LOG" >&2
+  local i
+  for ((i = 0; i < 150; i++)); do  # like wait_port, but gives up as soon as the broker exits
+    port_open "$PORT" && break
+    if ! pid_alive "$PID_FILE"; then i=150; break; fi
+    sleep 0.1
+  done
+  if ((i >= 150)); then
+    rm -f "$PID_FILE"
+    echo "tansu did not open 127.0.0.1:$PORT (storage $url); its log:" >&2
+    tail -n 5 "$LOG" >&2
     return 1
   fi
   echo "$url" >"$STATE_DIR/tansu-$PORT.storage"
 }
 
+wait_exit() {  # wait_exit PIDFILE SECONDS -> 0 once that process is gone
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    pid_alive "$1" || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 stop() {
   if pid_alive "$PID_FILE"; then
+    # wait for the process, not the port: a broker still flushing must not overlap its successor
     kill "$(cat "$PID_FILE")" 2>/dev/null || true
-    wait_closed "$PORT" 10 || { kill -9 "$(cat "$PID_FILE")" 2>/dev/null || true; wait_closed "$PORT" 5 || true; }
+    wait_exit "$PID_FILE" 10 || { kill -9 "$(cat "$PID_FILE")" 2>/dev/null || true; wait_exit "$PID_FILE" 5 || true; }
   fi
-  rm -f "$PID_FILE"
+  rm -f "$PID_FILE" "$STATE_DIR/tansu-$PORT.storage"
   if port_open "$PORT"; then
     echo "tansu: 127.0.0.1:$PORT is held by a process this script did not start; left running" >&2
     return 1
@@ -119,9 +137,9 @@ purge() {  # stop the broker and its S3 server: every topic and offset is gone
   stop || true
   if pid_alive "$S3_PID_FILE"; then
     kill "$(cat "$S3_PID_FILE")" 2>/dev/null || true
-    wait_closed "$S3_PORT" 10 || true
+    wait_exit "$S3_PID_FILE" 10 || true
   fi
-  rm -f "$S3_PID_FILE" "$STATE_DIR/tansu-$PORT.storage"
+  rm -f "$S3_PID_FILE"
 }
 
 case "${1:-}" in

@@ -24,7 +24,7 @@ Client tuning, read from `config.options` and then `config.extra` (aiokafka name
 |---|---|---|---|
 | `client_id` | both | `xgate-<endpoint id>` | client id sent to the broker |
 | `session_timeout_ms` | source | `10000` | group session timeout |
-| `heartbeat_interval_ms` | source | `3000` | group heartbeat interval |
+| `heartbeat_interval_ms` | source | `3000`, at most a third of the session | group heartbeat interval |
 | `rebalance_timeout_ms` | source | `session_timeout_ms` | how long the broker waits for members to rejoin during a rebalance |
 | `max_poll_interval_ms` | source | `300000` | longest pause between fetches before the consumer leaves its group |
 | `commit_interval_ms` | source | `200` | how often acknowledged offsets are committed |

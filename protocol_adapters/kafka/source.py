@@ -4,8 +4,9 @@ Offsets are tracked per partition in the order the records were handed out. `ack
 the committable offset is one past the longest acknowledged prefix (acks for 5, 6 and 8 with 7
 outstanding commit 7), so nothing after an unacknowledged record is ever committed. Commits go
 out every `commit_interval_ms`, after `commit_every` acks, on partition revocation and on close.
-`nack` seeks the partition back to the released record and drops what was handed out after it:
-those records come again. When `max_unacked` records are outstanding the partitions are paused
+`nack` hands the record out again (from memory, ahead of new ones); it keeps holding its
+partition's commit point until acknowledged, so a revocation or close in between leaves it to be
+read again from the broker. When `max_unacked` records are outstanding the partitions are paused
 (backpressure) while the consumer keeps polling so it stays in its group. aiokafka reconnects
 by itself after a broker restart; fetch errors it raises are retried with exponential backoff.
 """
@@ -61,15 +62,8 @@ class _Partition:
             self.commit_to, moved = first + 1, True
         return moved
 
-    def release(self, offset: int) -> bool:
-        """Forget `offset` and everything handed out after it; True when the partition must seek back."""
-        if offset not in self.open or offset in self.acked:
-            return False
-        while self.order and self.order[-1] >= offset:
-            dropped = self.order.pop()
-            self.open.discard(dropped)
-            self.acked.discard(dropped)
-        return True
+    def pending(self, offset: int) -> bool:
+        return offset in self.open and offset not in self.acked
 
     def pending_commit(self) -> int | None:
         if self.commit_to is not None and self.commit_to != self.committed:
@@ -153,8 +147,8 @@ class KafkaSource:
         backoff = 0.0
         while True:
             while ready:
-                tp, record = ready.popleft()
-                yield record_envelope(record, endpoint, (tp, record.offset))
+                handle = ready.popleft()
+                yield record_envelope(handle[1], endpoint, handle)
             consumer = self._consumer
             if consumer is None or self._stopping.is_set():
                 return
@@ -168,24 +162,22 @@ class KafkaSource:
                 await self._sleep(backoff * random.uniform(0.5, 1.0))
 
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
-        tp, offset = envelope.ack
+        tp, record = envelope.ack
         part = self._parts.get(tp)
-        if part is not None and part.ack(offset):
+        if part is not None and part.ack(record.offset):
             self._acks_since_commit += 1
             if self._acks_since_commit >= self.options.commit_every > 0:
                 self._commit_now.set()
         self._acked.set()
 
     async def nack(self, envelope: Envelope) -> None:
-        tp, offset = envelope.ack
+        tp, record = envelope.ack
         part = self._parts.get(tp)
-        consumer = self._consumer
-        if part is None or consumer is None or not part.release(offset):
-            return
-        # the seek also drops what aiokafka prefetched for the partition
-        consumer.seek(tp, offset)
-        _drop_ready(self._ready, lambda item: item[0] == tp and item[1].offset >= offset)
-        self._acked.set()
+        # handed out again from memory, first: it stays uncommitted (and so blocks the commit point of its
+        # partition) until acknowledged; if the partition is revoked first, its next owner reads it from the broker
+        if part is not None and self._consumer is not None and part.pending(record.offset):
+            self._ready.appendleft((tp, record))
+            self._acked.set()
 
     async def stop(self) -> None:
         self._stopping.set()

@@ -199,22 +199,11 @@ class TestPartitionTracker:
         assert not part.ack(99)
         assert part.ack(0) and not part.ack(0)
 
-    def test_release_forgets_the_record_and_everything_after_it(self) -> None:
-        part = _Partition()
-        for offset in range(5):
-            part.track(offset)
-        part.ack(3)
-        assert part.release(2)
-        assert list(part.order) == [0, 1] and part.acked == set()
-        assert not part.release(4)  # already forgotten: the seek back covers it
-        part.ack(0)
-        part.ack(1)
-        assert part.commit_to == 2
-
-    def test_release_of_an_acknowledged_record_is_ignored(self) -> None:
+    def test_pending_means_handed_out_and_not_acknowledged(self) -> None:
         part = _Partition()
         part.track(0)
         part.track(1)
         part.ack(1)
-        assert not part.release(1)
-        assert list(part.order) == [0, 1]
+        assert part.pending(0) and not part.pending(1) and not part.pending(2)
+        part.ack(0)
+        assert not part.pending(0) and part.commit_to == 2
