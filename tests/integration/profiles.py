@@ -45,7 +45,9 @@ def _http(run: str) -> dict[str, dict[str, Any]]:
 
 
 PROFILES = {
-    "KAFKA": Profile("KAFKA", "tansu", _kafka),
+    # short group timeouts: Tansu makes a rejoining consumer wait for them (ENVIRONMENT.md)
+    "KAFKA": Profile("KAFKA", "tansu", _kafka, settings={n: {"session_timeout_ms": 1000, "heartbeat_interval_ms": 100,
+                                                             "rebalance_timeout_ms": 1000} for n in ENDPOINTS}),
     "MQTT/5.0": Profile("MQTT/5.0", "mosquitto", _mqtt, broker_env={"XGATE_MQTT_PORT": MQTT_PORT}),
     "MQTT/3.1.1": Profile("MQTT/3.1.1", "mosquitto", _mqtt, broker_env={"XGATE_MQTT_PORT": MQTT_PORT}),
     "AMQP/1.0": Profile("AMQP/1.0", "rabbitmq", _amqp,
