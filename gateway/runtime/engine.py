@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import time
 from typing import Any, Callable, TextIO
 
 from gateway.compiler import Ruleset
@@ -43,11 +44,13 @@ class Engine:
         self.summary_interval = summary_interval
         self.summary_stream = summary_stream or sys.stderr
         self._stop = asyncio.Event()
+        self._started = time.monotonic()
 
     def request_stop(self) -> None:
         self._stop.set()
 
     async def run(self) -> None:
+        self._started = time.monotonic()
         async with asyncio.TaskGroup() as group:
             runs = [group.create_task(p.run()) for p in self.pipelines]
             summary = group.create_task(self._summary()) if self.summary_interval > 0 else None
@@ -70,6 +73,10 @@ class Engine:
 
     def _print_summary(self) -> None:
         text = self.stats.render()
-        if text:
-            self.summary_stream.write(text + "\n")
-            self.summary_stream.flush()
+        if not text:
+            return
+        elapsed = time.monotonic() - self._started
+        judged = sum(route.received for route in self.stats.routes.values())
+        self.summary_stream.write(f"-- xgate {elapsed:.0f}s: {judged} messages judged "
+                                  f"({judged / max(elapsed, 1e-9):,.0f}/s) --\n{text}\n")
+        self.summary_stream.flush()

@@ -32,14 +32,21 @@ class ReplayResult:
 
 
 def _address(config: EndpointConfig, envelope: Envelope) -> EndpointConfig:
+    """The endpoint config with the recorded address (and MQTT QoS / retain) of this message."""
     option, name = ADDRESS_OPTION.get(config.protocol, (None, None))
     if option is None or envelope.protocol != config.protocol:
         return config
+    overrides: dict[str, Any] = {}
     value = envelope.fields.get(name or "")
-    if not isinstance(value, str) or not value:
-        return config
-    return replace(config, options={**config.options, option: value, "topic": value} if option == "topic_name"
-                   else {**config.options, option: value})
+    if isinstance(value, str) and value:
+        overrides[option] = value
+        if option == "topic_name":
+            overrides["topic"] = value
+    if config.protocol.startswith("MQTT"):
+        for field_name in ("qos", "retain"):
+            if envelope.fields.get(field_name) is not None:
+                overrides[field_name] = envelope.fields[field_name]
+    return replace(config, options={**config.options, **overrides}) if overrides else config
 
 
 async def replay(config: EndpointConfig, envelopes: list[Envelope], create_sink: Callable[[EndpointConfig], Any],
