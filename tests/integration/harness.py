@@ -101,18 +101,19 @@ class World:
         settings, _ = load_settings(self.config_dir)
         return endpoint_config(snapshot.registry, name, settings)
 
-    def expected(self, records: list[dict[str, Any]]) -> dict[str, collections.Counter[bytes]]:
-        """What `xgate check` says about each message, as bodies per destination."""
+    def expected(self, records: list[dict[str, Any]], policy: str = "forward") -> dict[str, collections.Counter[bytes]]:
+        """What `xgate check` says about each message, as bodies per destination (`observe`: all to valid)."""
         snapshot = load_snapshot([self.config_dir])
         ruleset = compile_registry(snapshot.registry)
         out: dict[str, collections.Counter[bytes]] = {d: collections.Counter() for d in DESTINATION_OF.values()}
         for record in records:
-            destination = DESTINATION_OF[kind_of(judge_record(ruleset, record)).value]
+            destination = DESTINATION_OF[kind_of(judge_record(ruleset, record)).value] if policy != "observe" \
+                else "valid"
             out[destination][envelope_from_record(record).body] += 1
         return out
 
 
-def prepare(profile: Profile, tmp_path: Path, destination: Profile | None = None) -> World:
+def prepare(profile: Profile, tmp_path: Path, destination: Profile | None = None, policy: str = "forward") -> World:
     """Write the registry and gateway.yaml (source of `profile`, destinations of `destination` or the same)."""
     run_id = uuid.uuid4().hex[:8]
     config_dir = tmp_path / "config"
@@ -125,7 +126,7 @@ def prepare(profile: Profile, tmp_path: Path, destination: Profile | None = None
     if destination:
         settings.update({n: v for n, v in out.settings.items() if n != "in"})
     gateway_yaml = {"routes": [{"source": "in", "conformant": "valid", "nonconformant": "dlq",
-                                "unmatched": "unknown", "policy": "forward"}],
+                                "unmatched": "unknown", "policy": policy}],
                     "endpoints": {k: v for k, v in settings.items() if v}, "runtime": {"drain_timeout": 30}}
     (config_dir / "gateway.yaml").write_text(yaml.safe_dump(gateway_yaml))
     start_broker(profile.broker, profile.broker_env)
@@ -224,13 +225,14 @@ def account(expected: dict[str, collections.Counter[bytes]], collector: Collecto
 
 
 def run_scenario(profile: Profile, tmp_path: Path, count: int, *, destination: Profile | None = None,
+                 policy: str = "forward",
                  during: Callable[[World, Gateway], Gateway | None] | None = None,
                  timeout: float = 240) -> dict[str, Any]:
     """Publish `count` mixed messages through a live gateway; `during` runs (in a thread) while they flow
     and may return a replacement gateway (after killing the first)."""
-    world = prepare(profile, tmp_path, destination)
+    world = prepare(profile, tmp_path, destination, policy)
     records = mixed(profile.protocol, count)
-    expected = world.expected(records)
+    expected = world.expected(records, policy)
 
     async def main() -> tuple[dict[str, Any], int]:
         async with Collector(world) as collector:
