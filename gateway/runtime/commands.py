@@ -22,6 +22,7 @@ from gateway.runtime.replay import replay
 from gateway.runtime.routes import endpoint_config, resolve_routes
 from gateway.settings import Settings, load_settings
 from protocol_adapters import registry
+from protocol_adapters.base import EndpointConfig
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 log = logging.getLogger("xgate")
@@ -81,21 +82,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _endpoint(snapshot: Snapshot, settings: Settings, endpoint_id: str) -> Any:
-    if endpoint_id not in snapshot.registry.endpoints:
-        raise GatewayError(f"endpoint {endpoint_id!r} is not in the registry "
-                           f"(known: {', '.join(sorted(snapshot.registry.endpoints)) or 'none'})")
-    return endpoint_config(snapshot.registry, endpoint_id, settings)
+def _endpoint(args: argparse.Namespace, command: str) -> EndpointConfig | None:
+    """The endpoint a capture or replay talks to, or None after saying why it cannot."""
+    snapshot, _, settings, diagnostics = _startup(args.config)
+    _report(diagnostics)
+    if args.endpoint not in snapshot.registry.endpoints:
+        print(f"xgate {command}: endpoint {args.endpoint!r} is not in the registry "
+              f"(known: {', '.join(sorted(snapshot.registry.endpoints)) or 'none'})", file=sys.stderr)
+        return None
+    return endpoint_config(snapshot.registry, args.endpoint, settings)
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
     """Record live messages of one endpoint in the CONFORMANCE.md section 7 form (consumes them)."""
-    snapshot, _, settings, diagnostics = _startup(args.config)
-    _report(diagnostics)
-    try:
-        config = _endpoint(snapshot, settings, args.endpoint)
-    except GatewayError as exc:
-        print(f"xgate capture: {exc}", file=sys.stderr)
+    config = _endpoint(args, "capture")
+    if config is None:
         return EXIT_USAGE
     if config.protocol == "KAFKA" and "consumergroup" not in config.options:
         # its own group, so capturing does not take messages away from the running gateway
@@ -129,12 +130,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Publish recorded messages to one endpoint (re-mapped when they were recorded on another protocol)."""
-    snapshot, _, settings, diagnostics = _startup(args.config)
-    _report(diagnostics)
-    try:
-        config = _endpoint(snapshot, settings, args.endpoint)
-    except GatewayError as exc:
-        print(f"xgate replay: {exc}", file=sys.stderr)
+    config = _endpoint(args, "replay")
+    if config is None:
         return EXIT_USAGE
     source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
     envelopes = []

@@ -74,8 +74,10 @@ class Pipeline:
             except AdapterError as exc:
                 if not exc.retriable:
                     raise
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), next(delays))
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(next(delays)):
+                        await self._stopping.wait()
 
     async def _run_connected(self) -> None:
         destinations = {d.endpoint_id: d for d in (self.route.conformant, self.route.nonconformant,

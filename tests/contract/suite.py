@@ -46,7 +46,8 @@ class Harness(Protocol):
 
 def run(coro: Callable[[], Awaitable[T]], timeout: float = 60.0) -> T:
     async def bounded() -> T:
-        return await asyncio.wait_for(coro(), timeout)
+        async with asyncio.timeout(timeout):  # not wait_for: on 3.11 it can swallow a cancellation
+            return await coro()
     return asyncio.run(bounded())
 
 
@@ -64,8 +65,9 @@ async def take(source: Any, count: int, timeout: float = WAIT) -> list[Envelope]
     async def reader() -> None:
         while len(got) < count:
             got.append(await iterator.__anext__())
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(reader(), timeout)
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            await reader()
     return got
 
 
