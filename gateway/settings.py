@@ -26,6 +26,8 @@ runtime:
   inflight: 1000                  # default per-route window
   drain_timeout: 30               # seconds SIGTERM waits for in-flight messages
   summary_interval: 0             # seconds between live summary lines on stderr (0: off)
+  metrics_address: 127.0.0.1:9464 # /metrics /healthz /readyz ("" turns the server off)
+  reload_debounce: 1.0            # seconds of quiet after a file change before reloading
 ```
 """
 
@@ -71,6 +73,8 @@ class RuntimeSettings:
     inflight: int = 1000
     drain_timeout: float = 30.0
     summary_interval: float = 0.0
+    metrics_address: str = "127.0.0.1:9464"
+    reload_debounce: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +172,9 @@ def load_settings(config_dir: str | Path) -> tuple[Settings, list[Diagnostic]]:
     endpoints = {str(k): _endpoint(v, f"/endpoints/{k}", problems) for k, v in (raw.get("endpoints") or {}).items()}
     runtime_raw = raw.get("runtime") or {}
     runtime = RuntimeSettings(int(runtime_raw.get("inflight", 1000)), float(runtime_raw.get("drain_timeout", 30)),
-                              float(runtime_raw.get("summary_interval", 0)))
+                              float(runtime_raw.get("summary_interval", 0)),
+                              str(runtime_raw.get("metrics_address", "127.0.0.1:9464")),
+                              float(runtime_raw.get("reload_debounce", 1.0)))
     unknown = set(raw) - {"routes", "endpoints", "runtime"}
     problems.extend(f"/{key}: unknown setting" for key in sorted(unknown))
     diagnostics = [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],

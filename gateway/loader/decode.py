@@ -79,17 +79,25 @@ def _trailing_comma(text: str, pos: int) -> int | None:
     return before if before >= 0 and text[before] == "," else None
 
 
-def decode_file(path: Path) -> tuple[Any, Diagnostic | None]:
-    """Return (value, None) or (None, diagnostic)."""
+def read_document(path: Path) -> tuple[bytes | None, Diagnostic | None]:
     file = str(path)
     try:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
             return None, Diagnostic(Severity.ERROR, file,
                                     f"document is {size} bytes; the limit is {MAX_DOCUMENT_BYTES}", code="size")
-        raw = path.read_bytes()
+        return path.read_bytes(), None
     except OSError as exc:
         return None, Diagnostic(Severity.ERROR, file, f"cannot read: {exc.strerror}", code="io")
+
+
+def decode_file(path: Path, raw: bytes | None = None) -> tuple[Any, Diagnostic | None]:
+    """Return (value, None) or (None, diagnostic); `raw` stands in for the file's bytes when given."""
+    file = str(path)
+    if raw is None:
+        raw, problem = read_document(path)
+        if raw is None:
+            return None, problem
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

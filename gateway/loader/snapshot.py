@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gateway.errors import Diagnostic, Severity
-from gateway.loader.decode import decode_file
+from gateway.loader.decode import decode_file, read_document
 from gateway.loader.discover import discover
 from gateway.loader.generations import normalize_document
 from gateway.loader.merge import merge_documents
@@ -34,6 +34,8 @@ class Snapshot:
     files: tuple[FileSummary, ...]
     digest: str
     roots: tuple[str, ...] = field(default=())
+    # the bytes each document was loaded from (a reload keeps a broken file's last good bytes)
+    contents: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -55,20 +57,32 @@ def _within(path: Path, roots: list[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
 
-def load_snapshot(paths: list[str | Path]) -> Snapshot:
-    """Every file is decoded and normalized on its own, so one broken file never stops the others."""
+def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | None = None) -> Snapshot:
+    """Every file is decoded and normalized on its own, so one broken file never stops the others.
+
+    `overrides` replaces the bytes of some files (a reload keeps a broken file's last good content);
+    None leaves that file out.
+    """
+    overrides = overrides or {}
     files, missing = discover(paths)
     diagnostics: list[Diagnostic] = [Diagnostic(Severity.ERROR, m, "no such file or directory", code="io")
                                      for m in missing]
     roots = [Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in paths if Path(p).exists()]
     digest = hashlib.sha256()
     docs: dict[str, Doc] = {}
+    contents: dict[str, bytes] = {}
     for path in files:
-        try:
-            digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
-        except OSError:
-            pass
-        raw, problem = decode_file(path)
+        if str(path) in overrides and overrides[str(path)] is None:
+            continue
+        data = overrides.get(str(path))
+        if data is None:
+            data, problem = read_document(path)
+        else:
+            problem = None
+        digest.update(str(path).encode() + b"\0" + (data or b"") + b"\0")
+        if data is not None:
+            contents[str(path)] = data
+        raw, problem = decode_file(path, data) if data is not None else (None, problem)
         if problem is not None:
             diagnostics.append(problem)
             docs[str(path)] = Doc(str(path), "unparsable")
@@ -97,4 +111,5 @@ def load_snapshot(paths: list[str | Path]) -> Snapshot:
     registry = build_registry(merged, resolver)
     diagnostics.extend(resolver.diagnostics)
     summaries = tuple(_summary(d) for d in docs.values())
-    return Snapshot(registry, tuple(diagnostics), summaries, digest.hexdigest(), tuple(str(r) for r in roots))
+    return Snapshot(registry, tuple(diagnostics), summaries, digest.hexdigest(), tuple(str(r) for r in roots),
+                    contents)

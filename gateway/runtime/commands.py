@@ -16,8 +16,10 @@ from typing import Any
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, GatewayError, Severity
 from gateway.loader import Snapshot, load_snapshot
+from gateway.metrics.server import MetricsServer
 from gateway.recorded import RecordError, envelope_from_record, record_from_envelope
 from gateway.runtime.engine import Engine
+from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
 from gateway.runtime.routes import endpoint_config, resolve_routes
 from gateway.settings import Settings, load_settings
@@ -60,11 +62,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     interval = args.summary if args.summary is not None else settings.runtime.summary_interval
     engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval)
+    reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce)
+    address = args.metrics_address if args.metrics_address is not None else settings.runtime.metrics_address
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
+        stop_watching = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, engine.request_stop)
+        background: set[asyncio.Task[Any]] = set()
+
+        def on_sighup() -> None:
+            task = loop.create_task(reloader.reload("SIGHUP"))
+            background.add(task)
+            task.add_done_callback(background.discard)
+        loop.add_signal_handler(signal.SIGHUP, on_sighup)
         if args.duration:
             loop.call_later(args.duration, engine.request_stop)
         for route in routes:
@@ -72,7 +84,20 @@ def cmd_run(args: argparse.Namespace) -> int:
                      route.source.endpoint_id, *(d.endpoint_id if d else "-" for d in
                                                  (route.conformant, route.nonconformant, route.unmatched)),
                      route.policy, route.inflight)
-        await engine.run()
+        async with contextlib.AsyncExitStack() as stack:
+            if address:
+                server = await stack.enter_async_context(MetricsServer(engine.metrics.registry, engine.ready, address))
+                log.info("metrics, health and readiness on http://%s:%d (/metrics /healthz /readyz)",
+                         server.host, server.port)
+            watcher = loop.create_task(reloader.watch(stop_watching)) if not args.no_watch else None
+            try:
+                await engine.run()
+            finally:
+                stop_watching.set()
+                if watcher is not None:
+                    watcher.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await watcher
 
     try:
         asyncio.run(main())
@@ -165,6 +190,9 @@ def add_commands(commands: Any) -> None:
     run.add_argument("--config", required=True, metavar="DIR", help="documents and gateway.yaml")
     run.add_argument("--summary", type=float, metavar="SECONDS", help="live summary on stderr every SECONDS")
     run.add_argument("--duration", type=float, metavar="SECONDS", help="stop (draining) after SECONDS")
+    run.add_argument("--metrics-address", metavar="HOST:PORT",
+                     help="where /metrics /healthz /readyz listen (default 127.0.0.1:9464; '' turns it off)")
+    run.add_argument("--no-watch", action="store_true", help="do not reload when files change (SIGHUP still does)")
     run.set_defaults(handler=cmd_run)
 
     capture = commands.add_parser("capture", help="record live messages of an endpoint as recorded JSON lines")

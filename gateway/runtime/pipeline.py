@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 from typing import Any, Callable, Protocol
 
 from gateway.compiler import Ruleset
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
+from gateway.metrics.instruments import RouteMetrics
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, decide
 from gateway.runtime.routes import Route
@@ -45,12 +47,15 @@ def backoff_delays(initial: float = BACKOFF_INITIAL, ceiling: float = BACKOFF_MA
 
 
 class Pipeline:
-    def __init__(self, route: Route, holder: RulesetHolder, stats: RouteStats,
+    def __init__(self, route: Route, holder: RulesetHolder, stats: RouteStats, metrics: RouteMetrics,
                  create_source: Callable[[EndpointConfig], Any], create_sink: Callable[[EndpointConfig], Any],
                  drain_timeout: float = 30.0) -> None:
         self.route = route
         self.holder = holder
         self.stats = stats
+        self.metrics = metrics
+        # True while the source adapter is connected (readiness)
+        self.connected = False
         self._create_source = create_source
         self._create_sink = create_sink
         self.drain_timeout = drain_timeout
@@ -67,13 +72,18 @@ class Pipeline:
     async def run(self) -> None:
         """Connect (retrying while brokers are unreachable), then pump until stopped, then drain."""
         delays = backoff_delays()
+        attempts = 0
         while not self._stopping.is_set():
             try:
+                if attempts:
+                    self.metrics.reconnects["source"].inc()
+                attempts += 1
                 await self._run_connected()
                 return
             except AdapterError as exc:
                 if not exc.retriable:
                     raise
+                log.warning("route %s: %s; connecting again", self.route.source.endpoint_id, exc)
                 # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(next(delays)):
@@ -83,10 +93,14 @@ class Pipeline:
         destinations = {d.endpoint_id: d for d in (self.route.conformant, self.route.nonconformant,
                                                    self.route.unmatched) if d is not None}
         async with contextlib.AsyncExitStack() as stack:
+            stack.callback(self._disconnected)
             for endpoint_id, config in destinations.items():
                 self._sinks[endpoint_id] = await stack.enter_async_context(self._create_sink(config))
+            self.metrics.up["sink"].set(1)
             source = await stack.enter_async_context(self._create_source(self.route.source))
             self._source = source
+            self.connected = True
+            self.metrics.up["source"].set(1)
             if self._stopping.is_set():
                 await source.stop()
             window = asyncio.Semaphore(self.route.inflight)
@@ -102,6 +116,11 @@ class Pipeline:
                 await self._drain()
                 self._source = None
 
+    def _disconnected(self) -> None:
+        self.connected = False
+        self.metrics.up["source"].set(0)
+        self.metrics.up["sink"].set(0)
+
     async def _drain(self) -> None:
         """Let in-flight messages finish; what does not finish in time stays unacknowledged (redelivered)."""
         if self._tasks:
@@ -112,14 +131,23 @@ class Pipeline:
                 await asyncio.wait(pending)
 
     async def _handle(self, source: Any, envelope: Envelope) -> None:
-        stats = self.stats
+        stats, metrics = self.stats, self.metrics
         stats.inflight += 1
+        metrics.inflight.inc()
+        received = time.perf_counter()
         try:
             verdict = self.holder.ruleset.classify(envelope)
+            metrics.validation.observe(time.perf_counter() - received)
             decision = decide(self.route, verdict)
-            stats.verdicts[decision.kind.value] += 1
+            kind = decision.kind.value
+            stats.verdicts[kind] += 1
+            metrics.verdicts[kind].inc()
+            named = metrics.definitions.get((verdict.messagegroupid or "", verdict.messageid or "", kind))
+            if named is not None:
+                named.inc()
             for violation in verdict.violations:
                 stats.rules[violation.rule.value] += 1
+                metrics.rules[violation.rule.value].inc()
             if decision.destination is not None:
                 headers = dead_letter_headers(envelope, verdict, self.route.source.endpoint_id) \
                     if decision.action is Action.DEAD_LETTER else None
@@ -127,9 +155,12 @@ class Pipeline:
                 if not delivered:
                     await source.nack(envelope)
                     return
-            stats.actions[decision.action.value] += 1
             await source.ack(envelope, Delivery(verdict, decision.destination is not None,
                                                 decision.action is Action.REJECT))
+            stats.actions[decision.action.value] += 1
+            target = decision.destination.endpoint_id if decision.destination is not None else ""
+            metrics.routed[(target, decision.action.value)].inc()
+            metrics.end_to_end.observe(time.perf_counter() - received)
         except asyncio.CancelledError:
             raise  # shutdown past the drain timeout: unacknowledged, so the broker delivers it again
         except Exception:  # noqa: BLE001 - a bug must not lose the message: release it and say so
@@ -140,6 +171,7 @@ class Pipeline:
                 await source.nack(envelope)
         finally:
             stats.inflight -= 1
+            metrics.inflight.dec()
 
     async def _deliver(self, destination: EndpointConfig, envelope: Envelope,
                        headers: list[tuple[str, str]] | None, verdict: Verdict) -> bool:
@@ -152,6 +184,7 @@ class Pipeline:
                 await sink.send(message)
                 return True
             except AdapterError as exc:
+                self.metrics.failures[(destination.endpoint_id, exc.retriable)].inc()
                 if exc.retriable:
                     self.stats.retries += 1
                     await asyncio.sleep(next(delays))

@@ -63,15 +63,33 @@ def restart_broker(name: str, env: dict[str, str] | None = None) -> None:
                    env={**os.environ, **(env or {})})
 
 
+def _free_port() -> int:
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 class Gateway:
     """`xgate run --config DIR` as a child process."""
 
-    def __init__(self, config_dir: Path) -> None:
+    def __init__(self, config_dir: Path, *extra: str) -> None:
         self.config_dir = config_dir
-        self.log = open(config_dir / "gateway.log", "w")
+        self.metrics_port = _free_port()
+        self.log = open(config_dir / "gateway.log", "a")
         self.process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "run", "--config", str(config_dir),
-                                         "--summary", "2"], stdout=self.log, stderr=subprocess.STDOUT, cwd=REPO,
+                                         "--summary", "2", "--metrics-address", f"127.0.0.1:{self.metrics_port}",
+                                         *extra], stdout=self.log, stderr=subprocess.STDOUT, cwd=REPO,
                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+    def scrape(self, path: str = "/metrics") -> tuple[int, str]:
+        import urllib.error
+        import urllib.request
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}{path}", timeout=5) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
 
     def stop(self, timeout: float = 60) -> int:
         if self.process.poll() is None:

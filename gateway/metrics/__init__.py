@@ -1,0 +1,1 @@
+"""Prometheus metrics: the name table, the instruments, and the /metrics /healthz /readyz server."""

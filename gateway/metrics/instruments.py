@@ -1,0 +1,85 @@
+"""The instruments of names.py in an injected CollectorRegistry, with label children bound ahead of time.
+
+Per message the pipeline only calls `inc()`/`observe()` on children it
+looked up in plain dicts: no `labels()` call and no allocation on the hot
+path. Children are bound when a route starts and when a ruleset is swapped in.
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from gateway import __version__
+from gateway.metrics import names
+from gateway.verdict import Rule
+
+LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+                   5.0, 10.0, 30.0)
+VERDICTS = ("conformant", "nonconformant", "unmatched")
+ACTIONS = ("forwarded", "deadlettered", "rejected", "dropped")
+
+
+def _make(metric: names.MetricName, registry: CollectorRegistry) -> Any:
+    name = metric.name.removesuffix("_total") if metric.kind == "counter" else metric.name
+    if metric.kind == "counter":
+        return Counter(name, metric.help, metric.labels, registry=registry)
+    if metric.kind == "gauge":
+        return Gauge(name, metric.help, metric.labels, registry=registry)
+    return Histogram(name, metric.help, metric.labels, registry=registry, buckets=LATENCY_BUCKETS)
+
+
+@dataclass
+class RouteMetrics:
+    """The children one route uses, bound once."""
+
+    endpoint: str
+    verdicts: dict[str, Any]
+    rules: dict[str, Any]
+    routed: dict[tuple[str, str], Any]
+    validation: Any
+    end_to_end: Any
+    inflight: Any
+    failures: dict[tuple[str, bool], Any]
+    up: dict[str, Any]
+    reconnects: dict[str, Any]
+    definitions: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+
+
+class GatewayMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.instruments = {m.name: _make(m, self.registry) for m in names.ALL}
+        self.instruments[names.BUILD_INFO.name].labels(__version__, platform.python_version()).set(1)
+
+    def __getitem__(self, metric: names.MetricName) -> Any:
+        return self.instruments[metric.name]
+
+    def route(self, endpoint: str, destinations: list[str]) -> RouteMetrics:
+        targets = sorted(set(destinations)) + [""]
+        return RouteMetrics(
+            endpoint,
+            {v: self[names.MESSAGES].labels(endpoint, v) for v in VERDICTS},
+            {r.value: self[names.VIOLATIONS].labels(endpoint, r.value) for r in Rule},
+            {(d, a): self[names.ROUTED].labels(endpoint, d, a) for d in targets for a in ACTIONS},
+            self[names.VALIDATION_SECONDS].labels(endpoint),
+            self[names.END_TO_END_SECONDS].labels(endpoint),
+            self[names.INFLIGHT].labels(endpoint),
+            {(d, r): self[names.DELIVERY_FAILURES].labels(endpoint, d, "true" if r else "false")
+             for d in targets for r in (True, False)},
+            {role: self[names.ADAPTER_UP].labels(endpoint, role) for role in ("source", "sink")},
+            {role: self[names.ADAPTER_RECONNECTS].labels(endpoint, role) for role in ("source", "sink")},
+        )
+
+    def bind_definitions(self, route: RouteMetrics, definitions: list[tuple[str, str]]) -> None:
+        """Children for every (group, message) the route's endpoint can name, and for unmatched messages."""
+        bound: dict[tuple[str, str, str], Any] = {}
+        counter = self[names.DEFINITION_MESSAGES]
+        for group, message in definitions:
+            for verdict in ("conformant", "nonconformant"):
+                bound[(group, message, verdict)] = counter.labels(route.endpoint, group, message, verdict)
+        bound[("", "", "unmatched")] = counter.labels(route.endpoint, "", "", "unmatched")
+        route.definitions = bound

@@ -1,0 +1,62 @@
+"""Every metric xgate exports, in one table: name, type, labels, meaning.
+
+Labels are bounded: endpoint and destination ids, message group and message
+ids come from the registry; verdict, action, rule, role and outcome are
+fixed vocabularies. The README's metric table and the dashboard test read
+this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class MetricName:
+    name: str
+    kind: str  # counter | gauge | histogram
+    labels: tuple[str, ...]
+    help: str
+
+
+MESSAGES = MetricName("xgate_messages_total", "counter", ("endpoint", "verdict"),
+                      "Messages judged, by source endpoint and verdict (conformant, nonconformant, unmatched).")
+DEFINITION_MESSAGES = MetricName(
+    "xgate_definition_messages_total", "counter", ("endpoint", "messagegroup", "message", "verdict"),
+    "Messages by the message definition the verdict names (empty ids for unmatched messages).")
+VIOLATIONS = MetricName("xgate_violations_total", "counter", ("endpoint", "rule"),
+                        "Violations found, by source endpoint and rule (required, type, schema, no-match, ...).")
+ROUTED = MetricName("xgate_routed_messages_total", "counter", ("endpoint", "destination", "action"),
+                    "Messages settled, by source endpoint, destination endpoint ('' when none) and action "
+                    "(forwarded, deadlettered, rejected, dropped).")
+VALIDATION_SECONDS = MetricName("xgate_validation_seconds", "histogram", ("endpoint",),
+                                "Time to judge one message (reading it, dispatch, every check).")
+END_TO_END_SECONDS = MetricName("xgate_end_to_end_seconds", "histogram", ("endpoint",),
+                                "Time from receiving a message to its destination confirming it (or its settlement).")
+INFLIGHT = MetricName("xgate_inflight_messages", "gauge", ("endpoint",),
+                      "Messages received and not yet settled at the source.")
+DELIVERY_FAILURES = MetricName("xgate_delivery_failures_total", "counter", ("endpoint", "destination", "retriable"),
+                               "Failed sends to a destination; retriable ones are retried with backoff.")
+ADAPTER_UP = MetricName("xgate_adapter_up", "gauge", ("endpoint", "role"),
+                        "1 while the route's adapter is connected (role: source or sink), else 0.")
+ADAPTER_RECONNECTS = MetricName("xgate_adapter_reconnects_total", "counter", ("endpoint", "role"),
+                                "Times a route had to connect its adapters again after losing them.")
+RELOADS = MetricName("xgate_reloads_total", "counter", ("outcome",),
+                     "Configuration reloads by outcome (applied, unchanged, failed).")
+LAST_RELOAD = MetricName("xgate_last_reload_success_timestamp_seconds", "gauge", (),
+                         "Unix time of the last configuration load that applied (startup included).")
+DEFINITIONS = MetricName("xgate_compiled_definitions", "gauge", (),
+                         "Message definitions in the active ruleset.")
+ROUTES = MetricName("xgate_routes", "gauge", (), "Routes running.")
+BUILD_INFO = MetricName("xgate_build_info", "gauge", ("version", "python"), "Always 1; the labels say what runs.")
+
+ALL: tuple[MetricName, ...] = (MESSAGES, DEFINITION_MESSAGES, VIOLATIONS, ROUTED, VALIDATION_SECONDS,
+                               END_TO_END_SECONDS, INFLIGHT, DELIVERY_FAILURES, ADAPTER_UP, ADAPTER_RECONNECTS,
+                               RELOADS, LAST_RELOAD, DEFINITIONS, ROUTES, BUILD_INFO)
+
+
+def exported_series(metric: MetricName) -> tuple[str, ...]:
+    """The series names Prometheus sees (histograms expose _bucket, _sum and _count)."""
+    if metric.kind == "histogram":
+        return tuple(f"{metric.name}_{suffix}" for suffix in ("bucket", "sum", "count"))
+    return (metric.name,)
