@@ -22,6 +22,7 @@ from typing import Any
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
+from gateway.loader.discover import is_document
 from gateway.metrics import names
 from gateway.runtime.engine import Engine
 from gateway.runtime.routes import resolve_routes
@@ -124,7 +125,12 @@ class Reloader:
         """Reload after the directory has been quiet for `debounce` seconds (watchfiles)."""
         from watchfiles import awatch
 
+        def relevant(change: Any, path: str) -> bool:
+            # only documents and gateway.yaml: logs or editor swap files in the folder must not reload
+            candidate = Path(path)
+            return is_document(candidate) or candidate.name in SETTINGS_FILES
+
         with contextlib.suppress(asyncio.CancelledError):
             async for _ in awatch(self.config_dir, debounce=int(self.debounce * 1000), stop_event=stop,
-                                  recursive=True):
+                                  recursive=True, watch_filter=relevant):
                 await self.reload("file change")

@@ -76,7 +76,8 @@ class Gateway:
     def __init__(self, config_dir: Path, *extra: str) -> None:
         self.config_dir = config_dir
         self.metrics_port = _free_port()
-        self.log = open(config_dir / "gateway.log", "a")
+        self.log_file = config_dir.parent / "gateway.log"  # outside the watched config folder
+        self.log = open(self.log_file, "a")
         self.process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "run", "--config", str(config_dir),
                                          "--summary", "2", "--metrics-address", f"127.0.0.1:{self.metrics_port}",
                                          *extra], stdout=self.log, stderr=subprocess.STDOUT, cwd=REPO,
@@ -105,7 +106,7 @@ class Gateway:
         self.log.close()
 
     def output(self) -> str:
-        return (self.config_dir / "gateway.log").read_text()
+        return self.log_file.read_text()
 
 
 @dataclass
@@ -113,11 +114,15 @@ class World:
     profile: Profile
     config_dir: Path
     run_id: str
+    _configs: dict[str, Any] = field(default_factory=dict)
 
     def config(self, name: str) -> Any:
-        snapshot = load_snapshot([self.config_dir])
-        settings, _ = load_settings(self.config_dir)
-        return endpoint_config(snapshot.registry, name, settings)
+        """The endpoint's adapter config, remembered (a test may break the documents on purpose later)."""
+        if name not in self._configs:
+            snapshot = load_snapshot([self.config_dir])
+            settings, _ = load_settings(self.config_dir)
+            self._configs[name] = endpoint_config(snapshot.registry, name, settings)
+        return self._configs[name]
 
     def expected(self, records: list[dict[str, Any]], policy: str = "forward") -> dict[str, collections.Counter[bytes]]:
         """What `xgate check` says about each message, as bodies per destination (`observe`: all to valid)."""
