@@ -62,7 +62,8 @@ class Engine:
         self._group: asyncio.TaskGroup | None = None
         self._stop = asyncio.Event()
         self._started = time.monotonic()
-        self._set_ruleset_gauges(ruleset)
+        self.metrics[names.DEFINITIONS].set(ruleset.definition_count)
+        self.metrics[names.LAST_RELOAD].set(time.time())  # the startup load counts as a successful load
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -112,14 +113,10 @@ class Engine:
         pairs = [(d.groupid, d.messageid) for d in rules.definitions] if rules is not None else []
         self.metrics.bind_definitions(metrics, pairs)
 
-    def _set_ruleset_gauges(self, ruleset: Ruleset) -> None:
-        self.metrics[names.DEFINITIONS].set(ruleset.definition_count)
-        self.metrics[names.LAST_RELOAD].set(time.time())
-
     async def apply(self, routes: list[Route], ruleset: Ruleset) -> dict[str, list[str]]:
         """Swap the ruleset, then start new routes, drain removed ones and restart changed ones."""
         self.ref.ruleset = ruleset  # from the next message on, every pipeline judges with the new rules
-        self._set_ruleset_gauges(ruleset)
+        self.metrics[names.DEFINITIONS].set(ruleset.definition_count)
         for running in self._running.values():
             self._bind(running.pipeline.metrics, ruleset)
         wanted = {route.source.endpoint_id: route for route in routes}

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,10 @@ class Reloader:
         problems = errors + settings_problems + route_problems
         outcome = "failed" if problems else "applied"
         metrics[names.RELOADS].labels(outcome).inc()
+        if outcome == "applied":
+            # a partly applied reload (broken files kept at their last good content) does not count:
+            # the stale-config alert must see that the operator's last edit did not take
+            metrics[names.LAST_RELOAD].set(time.time())
         for problem in problems:
             log.error("reload: %s", problem)
         log.info(json.dumps({"event": "reload", "reason": reason, "outcome": outcome, "digest": snapshot.digest[:12],
