@@ -1,4 +1,4 @@
-"""Command line: `xgate check | lint | explain | run | capture | replay`."""
+"""Command line: `xgate check | lint | explain | run | capture | replay | spark`."""
 
 from __future__ import annotations
 
@@ -148,8 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
     explain.set_defaults(handler=cmd_explain)
 
     from gateway.runtime.commands import add_commands
+    from gateway.spark.commands import add_commands as add_spark_commands
 
     add_commands(commands)
+    add_spark_commands(commands)
     return parser
 
 

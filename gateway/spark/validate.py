@@ -1,0 +1,79 @@
+"""Judge a DataFrame of recorded messages on the executors with mapInArrow over the shared compiler."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from gateway.check import _unreadable, judge_lines
+from gateway.spark.shipping import RegistryBundle, ruleset_for
+from gateway.verdict import Verdict
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
+    from pyspark.sql import DataFrame
+
+RESULT_COLUMNS = ("verdict", "messagegroupid", "messageid", "violations", "events")
+
+
+def judge_text(bundle: RegistryBundle, text: str | None, endpoint: str | None = None) -> Verdict:
+    """The verdict `xgate check` gives one line of recorded-messages text (`None` and blank are unreadable)."""
+    if text is None:
+        return _unreadable("record is null", None)
+    if not text.strip():
+        return _unreadable("record is blank", text)
+    return next(judge_lines(ruleset_for(bundle), [text], endpoint))
+
+
+def verdict_columns(verdict: Verdict) -> tuple[str, str | None, str | None, str, str | None]:
+    """The result columns of one verdict; `violations` and `events` hold JSON as `xgate check` writes it."""
+    as_dict = verdict.as_dict()
+    events = as_dict.get("events")
+    return (as_dict["verdict"], as_dict["messagegroupid"], as_dict["messageid"],
+            json.dumps(as_dict["violations"], default=str),
+            json.dumps(events, default=str) if events is not None else None)
+
+
+def verdict_line(row: Any) -> str:
+    """The `xgate check` JSON line of a result row (a Row, dict or anything indexable by column name)."""
+    out: dict[str, Any] = {"verdict": row["verdict"], "messagegroupid": row["messagegroupid"],
+                           "messageid": row["messageid"], "violations": json.loads(row["violations"])}
+    if row["events"] is not None:
+        out["events"] = json.loads(row["events"])
+    return json.dumps(out, default=str)
+
+
+def judge_batches(bundle: RegistryBundle, endpoint: str | None,
+                  batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The mapInArrow function: input columns pass through, the five result columns are appended."""
+    import pyarrow as pa
+
+    for batch in batches:
+        records = batch.column(batch.schema.get_field_index("record")).to_pylist()
+        results = [verdict_columns(judge_text(bundle, text, endpoint)) for text in records]
+        columns = list(batch.columns)
+        names = list(batch.schema.names)
+        for position, name in enumerate(RESULT_COLUMNS):
+            columns.append(pa.array([r[position] for r in results], type=pa.string()))
+            names.append(name)
+        yield pa.RecordBatch.from_arrays(columns, names=names)
+
+
+def validate_frame(df: DataFrame, bundle: RegistryBundle, endpoint: str | None = None) -> DataFrame:
+    """`df` with a string column `record` (one recorded message, JSON) -> `df` plus the verdict columns.
+
+    Every input column (an `index` for ordering, say) is carried through. Only `bundle` and
+    `endpoint` travel with the task: `judge_batches` is a module-level function, pickled by name.
+    """
+    if "record" not in df.columns:
+        raise ValueError(f"validate_frame needs a string column 'record' (columns: {', '.join(df.columns)})")
+    return df.mapInArrow(partial(judge_batches, bundle, endpoint), _output_schema(df))
+
+
+def _output_schema(df: DataFrame) -> Any:
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    fields = list(df.schema.fields) + [StructField(name, StringType(), True) for name in RESULT_COLUMNS]
+    return StructType(fields)
