@@ -59,19 +59,28 @@ class _Progress:
             self.stream.write("\n")
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    snapshot, ruleset = _load(args.registry)
+def unusable(command: str, snapshot: Snapshot, ruleset: Ruleset, *, strict: bool,
+             endpoint: str | None) -> int | None:
+    """Report load problems on stderr; the exit code when the ruleset cannot be used as asked, else None."""
     errors = _report_diagnostics(snapshot, ruleset, sys.stderr)
-    if args.strict and errors:
-        print(f"xgate check: {errors} load error(s) and --strict is set", file=sys.stderr)
+    if strict and errors:
+        print(f"xgate {command}: {errors} load error(s) and --strict is set", file=sys.stderr)
         return EXIT_USAGE
     if _nothing_compiled(ruleset):
-        print("xgate check: no endpoint with message definitions could be compiled", file=sys.stderr)
+        print(f"xgate {command}: no endpoint with message definitions could be compiled", file=sys.stderr)
         return EXIT_USAGE
-    if args.endpoint and args.endpoint not in ruleset.endpoints:
-        print(f"xgate check: --endpoint {args.endpoint!r} is not in the registry "
+    if endpoint and endpoint not in ruleset.endpoints:
+        print(f"xgate {command}: --endpoint {endpoint!r} is not in the registry "
               f"(known: {', '.join(sorted(ruleset.endpoints)) or 'none'})", file=sys.stderr)
         return EXIT_USAGE
+    return None
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    snapshot, ruleset = _load(args.registry)
+    refused = unusable("check", snapshot, ruleset, strict=args.strict, endpoint=args.endpoint)
+    if refused is not None:
+        return refused
     try:
         source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
     except OSError as exc:

@@ -11,7 +11,7 @@ EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE = 0, 1, 2
 
 
 def cmd_spark(args: argparse.Namespace) -> int:
-    from gateway.cli import _nothing_compiled, _report_diagnostics
+    from gateway.cli import unusable
     from gateway.compiler import compile_registry
     from gateway.spark.shipping import bundle_from_paths
 
@@ -24,17 +24,9 @@ def cmd_spark(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     snapshot, bundle = bundle_from_paths(args.config)
     ruleset = compile_registry(snapshot.registry, snapshot.digest)
-    errors = _report_diagnostics(snapshot, ruleset, sys.stderr)
-    if args.strict and errors:
-        print(f"xgate spark: {errors} load error(s) and --strict is set", file=sys.stderr)
-        return EXIT_USAGE
-    if _nothing_compiled(ruleset):
-        print("xgate spark: no endpoint with message definitions could be compiled", file=sys.stderr)
-        return EXIT_USAGE
-    if args.endpoint and args.endpoint not in ruleset.endpoints:
-        print(f"xgate spark: --endpoint {args.endpoint!r} is not in the registry "
-              f"(known: {', '.join(sorted(ruleset.endpoints)) or 'none'})", file=sys.stderr)
-        return EXIT_USAGE
+    refused = unusable("spark", snapshot, ruleset, strict=args.strict, endpoint=args.endpoint)
+    if refused is not None:
+        return refused
     return _run_batch(args, bundle)
 
 
