@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -16,3 +17,10 @@ def conformance_dir(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"conformance material not found at {path} (clone the project with shared/ beside it)")
     return path
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
-import socket
 import subprocess
 import time
 import uuid
@@ -22,6 +21,7 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.amqp import create_sink, create_source
 from protocol_adapters.base import EndpointConfig
+from tests.conftest import free_port
 from tests.contract.suite import ContractSuite, publish, run, take
 
 pytestmark = pytest.mark.integration
@@ -38,12 +38,6 @@ def rabbitmq() -> None:
     # best effort: test queues expire after 10 unused minutes (rabbitmqctl needs root or the rabbitmq user)
     subprocess.run(["rabbitmqctl", "set_policy", "--apply-to", "queues", "xgate-test-expiry",
                     f"^{TEST_QUEUE_PREFIX}", '{"expires": 600000}'], capture_output=True, timeout=60, check=False)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class AmqpHarness:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import socket
 import subprocess
 import uuid
 from collections.abc import AsyncIterator
@@ -28,16 +27,10 @@ from gateway.errors import AdapterError
 from gateway.verdict import Outcome, Verdict, conformant
 from protocol_adapters import http
 from protocol_adapters.base import Delivery, EndpointConfig, TlsSettings
+from tests.conftest import free_port
 from tests.contract.suite import ContractSuite, run, take
 
 KEPT = ("content-type", "ce-", "x-")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class HttpHarness:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters import kafka
 from protocol_adapters.base import EndpointConfig
+from tests.conftest import free_port
 from tests.contract.suite import ContractSuite, publish, run, take
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,13 +34,6 @@ PORT = int(os.environ.get("XGATE_KAFKA_PORT", "19092"))
 # short group timeouts: a reopened source rejoins in about a second instead of ~18 s
 FAST_GROUP = {"session_timeout_ms": 1000, "heartbeat_interval_ms": 100, "rebalance_timeout_ms": 1000,
               "commit_interval_ms": 50}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def broker(command: str, port: int = PORT) -> None:

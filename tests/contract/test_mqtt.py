@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from gateway.errors import AdapterError
 from gateway.verdict import Outcome, Verdict
 from protocol_adapters import mqtt as mqtt_adapter
 from protocol_adapters.base import Delivery, EndpointConfig
+from tests.conftest import free_port
 from tests.contract.suite import ContractSuite, publish, run, take
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,13 +39,6 @@ BROKER = f"mqtt://127.0.0.1:{PORT}"
 PROTOCOLS = ("MQTT/3.1.1", "MQTT/5.0")
 
 pytestmark = pytest.mark.integration
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def broker_script(command: str, port: int = PORT) -> None:

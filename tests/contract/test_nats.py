@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters import nats as nats_adapter
 from protocol_adapters.base import EndpointConfig
+from tests.conftest import free_port
 from tests.contract.suite import ContractSuite, publish, run, take
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,13 +34,6 @@ SCRIPT = REPO / "deploy" / "brokers" / "nats.sh"
 PORT = int(os.environ.get("XGATE_NATS_PORT", "4222"))
 SERVER = f"nats://127.0.0.1:{PORT}"
 STREAM_PREFIX = f"XGATE_CONTRACT_{uuid.uuid4().hex[:8]}"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def _jetstream_status(server: str) -> str | None:

@@ -35,6 +35,7 @@ from gateway.runtime.router import kind_of
 from gateway.runtime.routes import endpoint_config
 from gateway.settings import load_settings
 from protocol_adapters import registry as adapters
+from tests.conftest import free_port
 from tests.integration.traffic import message, mixed
 from tests.integration.traffic import registry as registry_document
 
@@ -63,19 +64,12 @@ def restart_broker(name: str, env: dict[str, str] | None = None) -> None:
                    env={**os.environ, **(env or {})})
 
 
-def _free_port() -> int:
-    import socket
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class Gateway:
     """`xgate run --config DIR` as a child process."""
 
     def __init__(self, config_dir: Path, *extra: str) -> None:
         self.config_dir = config_dir
-        self.metrics_port = _free_port()
+        self.metrics_port = free_port()
         self.log_file = config_dir.parent / "gateway.log"  # outside the watched config folder
         self.log = open(self.log_file, "a")
         self.process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "run", "--config", str(config_dir),

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
+from tests.conftest import free_port
 from tests.integration.harness import Profile
 
 ENDPOINTS = ("in", "valid", "dlq", "unknown")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _kafka(run: str) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.integration.harness import REPO, Collector, Gateway, _free_port, prepare, publish, wait_until_live
+from tests.conftest import free_port
+from tests.integration.harness import REPO, Collector, Gateway, prepare, publish, wait_until_live
 from tests.integration.profiles import PROFILES
 from tests.integration.traffic import message
 
@@ -44,7 +45,7 @@ def prometheus_binary() -> str:
 
 def test_prometheus_scrapes_the_gateway_and_sees_the_rate(tmp_path: Path, prometheus_binary: str) -> None:
     world = prepare(PROFILES["NATS"], tmp_path)
-    prometheus_port = _free_port()
+    prometheus_port = free_port()
 
     async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
         async with Collector(world) as collector:
