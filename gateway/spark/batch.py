@@ -17,7 +17,7 @@ from gateway.verdict import Outcome, Rule, Verdict, Violation
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-DEFAULT_MASTER = "local[2]"
+DEFAULT_MASTER = "local[*]"
 
 
 def build_session(master: str = DEFAULT_MASTER, app_name: str = "xgate") -> SparkSession:

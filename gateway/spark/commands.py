@@ -1,4 +1,7 @@
-"""`xgate spark --batch`: the Spark runner's command line (pyspark is the `spark` extra, imported late)."""
+"""`xgate spark`: the Spark runner's command line (pyspark is the `spark` extra, imported late).
+
+Streaming (the default) runs the Kafka routes of a config directory; `--batch` judges data at rest.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,9 @@ import importlib.util
 import sys
 from typing import Any, TextIO
 
-EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE = 0, 1, 2
+from gateway.spark.batch import DEFAULT_MASTER
+
+EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
 
 def cmd_spark(args: argparse.Namespace) -> int:
@@ -15,9 +20,6 @@ def cmd_spark(args: argparse.Namespace) -> int:
     from gateway.compiler import compile_registry
     from gateway.spark.shipping import bundle_from_paths
 
-    if not args.batch:
-        print("xgate spark: only --batch is available (streaming is not built yet)", file=sys.stderr)
-        return EXIT_USAGE
     missing = [name for name in ("pyspark", "pyarrow") if importlib.util.find_spec(name) is None]
     if missing:
         print(f"xgate spark: {', '.join(missing)} missing: pip install 'xgate[spark]'", file=sys.stderr)
@@ -27,7 +29,69 @@ def cmd_spark(args: argparse.Namespace) -> int:
     refused = unusable("spark", snapshot, ruleset, strict=args.strict, endpoint=args.endpoint)
     if refused is not None:
         return refused
-    return _run_batch(args, bundle)
+    if args.batch:
+        return _run_batch(args, bundle)
+    if args.input != "-":
+        print("xgate spark: an input file is for --batch; streaming reads the Kafka source endpoints",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return _run_stream(args, snapshot, bundle)
+
+
+def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> int:
+    import tempfile
+
+    from gateway.settings import load_settings
+    from gateway.spark.batch import build_session
+    from gateway.spark.streaming import BatchWriter, PlanError, choose_connector, plan_stream, start_query
+
+    if len(args.config) != 1:
+        print("xgate spark: streaming takes one --config directory (its gateway.yaml holds the routes)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    settings, problems = load_settings(args.config[0])
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    try:
+        if problems:
+            raise PlanError("fix the settings above first")
+        plan = plan_stream(snapshot, settings, bundle)
+    except PlanError as exc:
+        print(f"xgate spark: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for note in plan.skipped:
+        print(f"xgate spark: {note}", file=sys.stderr)
+    checkpoint = args.checkpoint
+    if checkpoint is None:
+        checkpoint = tempfile.mkdtemp(prefix="xgate-spark-checkpoint-")
+        print(f"xgate spark: no --checkpoint: using {checkpoint}; a restart starts again from the source "
+              "endpoints' autooffsetreset", file=sys.stderr)
+    spark = build_session(args.master)
+    try:
+        try:
+            connector = choose_connector(spark, args.kafka_connector)
+        except PlanError as exc:
+            print(f"xgate spark: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        writer = BatchWriter(plan, connector, args.parquet)
+        query = start_query(spark, plan, writer, checkpoint=checkpoint, starting=args.starting_offsets,
+                            max_offsets=args.max_offsets_per_trigger, trigger_seconds=args.trigger_interval,
+                            available_now=args.available_now)
+        print(f"xgate spark: reading {len(plan.sources)} Kafka source endpoint(s) with the {connector} connector; "
+              f"checkpoint {checkpoint}" + (f", audit Parquet {args.parquet}" if args.parquet else ""),
+              file=sys.stderr, flush=True)
+        try:
+            query.awaitTermination()
+        except KeyboardInterrupt:
+            query.stop()
+        failure = query.exception()
+        print(writer.totals.render(), file=sys.stdout, flush=True)
+        if failure is not None:
+            print(f"xgate spark: the query failed: {failure}", file=sys.stderr)
+            return EXIT_FAILED
+        return EXIT_OK
+    finally:
+        spark.stop()
 
 
 def _run_batch(args: argparse.Namespace, bundle: Any) -> int:
@@ -60,15 +124,32 @@ def _run_batch(args: argparse.Namespace, bundle: Any) -> int:
 
 
 def add_commands(commands: Any) -> None:
-    spark = commands.add_parser("spark", help="judge recorded messages on Spark executors (batch)")
-    spark.add_argument("--batch", action="store_true", required=True,
-                       help="judge data at rest: a recorded-messages file or a Parquet dataset")
+    spark = commands.add_parser("spark", help="run the Kafka routes on Spark Structured Streaming, or judge data at "
+                                              "rest (--batch)")
     spark.add_argument("--config", action="append", required=True, metavar="DIR",
-                       help="registry documents (directory or file; repeatable)")
-    spark.add_argument("--endpoint", help="endpoint id for messages that name none")
-    spark.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
-    spark.add_argument("--format", choices=("json", "table"), default="json")
+                       help="registry documents and gateway.yaml (directory; --batch also takes files, repeatable)")
+    spark.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master URL (default {DEFAULT_MASTER})")
     spark.add_argument("--strict", action="store_true", help="exit 2 when any document has an error")
-    spark.add_argument("input", nargs="?", default="-",
+    stream = spark.add_argument_group("streaming (Kafka routes)")
+    stream.add_argument("--checkpoint", metavar="DIR",
+                        help="checkpoint directory: offsets and committed batches survive a restart (default: a "
+                             "new temporary directory)")
+    stream.add_argument("--parquet", metavar="DIR", help="also write every judged record here (exactly-once audit)")
+    stream.add_argument("--available-now", action="store_true",
+                        help="process what the topics hold now, then stop")
+    stream.add_argument("--trigger-interval", type=float, default=0.0, metavar="SECONDS",
+                        help="start a micro-batch at most this often (default 0: as soon as the last one ends)")
+    stream.add_argument("--max-offsets-per-trigger", type=int, metavar="N", help="records per micro-batch at most")
+    stream.add_argument("--starting-offsets", choices=("earliest", "latest"),
+                        help="where a new checkpoint starts (default: each source endpoint's autooffsetreset)")
+    stream.add_argument("--kafka-connector", choices=("auto", "jvm", "python"), default="auto",
+                        help="Spark's own Kafka connector (jvm) or the project's (python); auto takes jvm when it is "
+                             "on the classpath")
+    batch = spark.add_argument_group("batch (data at rest)")
+    batch.add_argument("--batch", action="store_true",
+                       help="judge a recorded-messages file or a Parquet dataset instead of streaming")
+    batch.add_argument("--endpoint", help="endpoint id for messages that name none")
+    batch.add_argument("--format", choices=("json", "table"), default="json")
+    batch.add_argument("input", nargs="?", default="-",
                        help="recorded messages (JSON lines, - is stdin) or a Parquet dataset with a 'record' column")
     spark.set_defaults(handler=cmd_spark)

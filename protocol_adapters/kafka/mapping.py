@@ -28,21 +28,26 @@ class OutgoingRecord:
 
 def record_envelope(record: Any, endpoint: str | None, ack: Any = None) -> Envelope:
     """An aiokafka ConsumerRecord as an Envelope; `position` says where it was read."""
-    topic: str = record.topic
-    partition: int = record.partition
-    timestamp = record.timestamp
+    return kafka_envelope(record.topic, record.partition, record.offset, record.key, record.value, record.headers,
+                          record.timestamp, endpoint, ack)
+
+
+def kafka_envelope(topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
+                   headers: Iterable[tuple[str, bytes | None]], timestamp_ms: int | None, endpoint: str | None,
+                   ack: Any = None) -> Envelope:
+    """A Kafka record, given field by field (any client, or a Spark row), as an Envelope."""
     return Envelope(
         protocol=PROTOCOL,
         fields={
             "topic": topic,
             "partition": partition,
-            "key": record.key,
-            "headers": [(name, b"" if value is None else value) for name, value in record.headers],
-            "timestamp": timestamp if timestamp is not None and timestamp >= 0 else None,
+            "key": key,
+            "headers": [(name, b"" if data is None else data) for name, data in headers],
+            "timestamp": timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None,
         },
-        body=b"" if record.value is None else record.value,
+        body=b"" if value is None else value,
         endpoint=endpoint,
-        position={"topic": topic, "partition": partition, "offset": record.offset},
+        position={"topic": topic, "partition": partition, "offset": offset},
         ack=ack,
     )
 

@@ -1,0 +1,252 @@
+"""`xgate spark`: the routes of a config directory as one Structured Streaming query, Kafka to Kafka.
+
+Every route whose source is a Kafka endpoint is read (one stream per source endpoint,
+unioned), judged and routed on the executors (`gateway.spark.routing`), and each
+micro-batch is written by `BatchWriter`:
+
+- to the routes' Kafka destinations: at-least-once (a batch replayed after a crash is
+  produced again);
+- optionally to Parquet for audit, one directory per batch id written with overwrite,
+  so a replayed batch (same id, same offsets from the checkpoint's offset log) replaces
+  its own partial output: exactly-once.
+
+Routes from other protocols are left to `xgate run`; a Kafka route with a destination
+of another protocol is refused (the Spark runner produces to Kafka only).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from gateway.errors import AdapterError
+from gateway.loader import Snapshot
+from gateway.runtime.routes import Route, resolve_routes
+from gateway.settings import Settings
+from gateway.spark.kafka_options import JVM_FORMAT, PYTHON_FORMAT, jvm_options, python_options
+from gateway.spark.routing import RoutingTable, route_frame, routing_table
+from gateway.spark.shipping import RegistryBundle
+from protocol_adapters.kafka.options import Connection, sink_options, source_options
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+
+AUDIT_COLUMNS = ("endpoint", "topic", "partition", "offset", "timestamp", "key", "value", "headers", "verdict",
+                 "messagegroupid", "messageid", "violations", "events", "action", "destination")
+KAFKA_PROVIDER = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaSource:
+    endpoint_id: str
+    topics: tuple[str, ...]
+    connection: Connection
+    starting_offsets: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamPlan:
+    """What the query reads, how it judges and routes, and which clusters it writes to."""
+
+    bundle: RegistryBundle
+    table: RoutingTable
+    sources: tuple[KafkaSource, ...]
+    sinks: tuple[tuple[str, Connection], ...]
+    # routes this runner leaves to `xgate run`, with the reason (printed at start)
+    skipped: tuple[str, ...] = ()
+
+
+class PlanError(ValueError):
+    """The config cannot run on Spark; the message names the route or endpoint and what is wrong."""
+
+
+def plan_stream(snapshot: Snapshot, settings: Settings, bundle: RegistryBundle) -> StreamPlan:
+    routes, problems = resolve_routes(snapshot.registry, settings)
+    if problems:
+        raise PlanError("\n".join(str(p) for p in problems))
+    kafka_routes: list[Route] = []
+    skipped: list[str] = []
+    for route in routes:
+        source = route.source
+        if source.protocol != "KAFKA":
+            skipped.append(f"route from {source.endpoint_id!r}: a {source.protocol or 'protocol-less'} source is "
+                           "served by `xgate run`, not the Spark runner")
+            continue
+        for role in ("conformant", "nonconformant", "unmatched"):
+            target = getattr(route, role)
+            if target is not None and target.protocol != "KAFKA":
+                raise PlanError(f"route from {source.endpoint_id!r}: the {role} destination {target.endpoint_id!r} "
+                                f"is {target.protocol}; the Spark runner produces to Kafka endpoints only")
+        kafka_routes.append(route)
+    if not kafka_routes:
+        raise PlanError("no route has a Kafka source endpoint: the Spark runner reads Kafka topics "
+                        "(add `routes:` to gateway.yaml or `xgate.route.*` labels to a Kafka consumer endpoint)")
+    try:
+        sources = tuple(_source(route) for route in kafka_routes)
+        sinks: dict[str, Connection] = {}
+        for route in kafka_routes:
+            for target in (route.conformant, route.nonconformant, route.unmatched):
+                if target is not None:
+                    sinks.setdefault(target.endpoint_id, sink_options(target).connection)
+        table = routing_table(kafka_routes)
+    except AdapterError as exc:
+        raise PlanError(str(exc)) from None
+    return StreamPlan(bundle, table, sources, tuple(sinks.items()), tuple(skipped))
+
+
+def _source(route: Route) -> KafkaSource:
+    options = source_options(route.source)
+    reset = options.auto_offset_reset if options.auto_offset_reset != "none" else "earliest"
+    return KafkaSource(route.source.endpoint_id, options.topics, options.connection, reset)
+
+
+# -- the query ----------------------------------------------------------------------------------------------------
+
+def jvm_kafka_available(spark: SparkSession) -> bool:
+    """Is Spark's own Kafka connector (spark-sql-kafka-0-10) on the driver's classpath?"""
+    try:
+        jvm = spark.sparkContext._jvm
+        if jvm is None:  # Spark Connect: no JVM in this process to ask
+            return False
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        jvm.java.lang.Class.forName(KAFKA_PROVIDER, False, loader)
+        return True
+    except Exception:  # noqa: BLE001 - py4j raises its own errors; any failure means "not available"
+        return False
+
+
+def choose_connector(spark: SparkSession, wanted: str) -> str:
+    """`jvm` or `python`: `auto` takes the JVM connector when it is on the classpath."""
+    if wanted == "python" or (wanted == "auto" and not jvm_kafka_available(spark)):
+        from gateway.spark.kafka_datasource import register
+
+        register(spark)
+        return "python"
+    if wanted == "jvm" and not jvm_kafka_available(spark):
+        raise PlanError(f"--kafka-connector jvm: {KAFKA_PROVIDER} is not on the classpath (add the "
+                        "spark-sql-kafka-0-10 package, e.g. spark-submit --packages "
+                        "org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>)")
+    return "jvm"
+
+
+def _client_options(connector: str, connection: Connection) -> dict[str, str]:
+    return jvm_options(connection) if connector == "jvm" else python_options(connection)
+
+
+def read_sources(spark: SparkSession, plan: StreamPlan, connector: str, starting: str | None,
+                 max_offsets: int | None) -> DataFrame:
+    """One stream per source endpoint, each tagged with its endpoint id, unioned."""
+    from pyspark.sql import functions as F
+
+    streams = []
+    for source in plan.sources:
+        reader = (spark.readStream.format(JVM_FORMAT if connector == "jvm" else PYTHON_FORMAT)
+                  .options(**_client_options(connector, source.connection))
+                  .option("subscribe", ",".join(source.topics))
+                  .option("startingOffsets", starting or source.starting_offsets))
+        if connector == "jvm":
+            reader = reader.option("includeHeaders", "true")
+        if max_offsets:
+            reader = reader.option("maxOffsetsPerTrigger", str(max_offsets))
+        stream = reader.load().select("key", "value", "topic", "partition", "offset", "timestamp", "headers")
+        streams.append(stream.withColumn("endpoint", F.lit(source.endpoint_id)))
+    union = streams[0]
+    for stream in streams[1:]:
+        union = union.unionByName(stream)
+    return union
+
+
+@dataclass
+class Totals:
+    """Counts over the query's life, for the progress lines and the closing summary."""
+
+    batches: int = 0
+    records: int = 0
+    verdicts: Counter[str] = field(default_factory=Counter)
+    actions: Counter[str] = field(default_factory=Counter)
+    destinations: Counter[str] = field(default_factory=Counter)
+    started: float = field(default_factory=time.monotonic)
+
+    def render(self) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        rate = f"{self.records / elapsed:.0f}/s over {elapsed:.1f} s"
+        lines = [f"batches: {self.batches}", f"records: {self.records} ({rate})"]
+        lines += [f"  {name}: {count}" for name, count in sorted(self.verdicts.items())]
+        lines += ["actions:"] + [f"  {name}: {count}" for name, count in sorted(self.actions.items())]
+        if self.destinations:
+            lines += ["destinations:"] + [f"  {name}: {count}" for name, count in sorted(self.destinations.items())]
+        return "\n".join(lines)
+
+
+class BatchWriter:
+    """The foreachBatch function (runs on the driver): Kafka destinations, then the Parquet audit, then counts."""
+
+    def __init__(self, plan: StreamPlan, connector: str, parquet: str | None, out: TextIO = sys.stderr) -> None:
+        self.plan = plan
+        self.connector = connector
+        self.parquet = parquet
+        self.out = out
+        self.totals = Totals()
+        self._clusters: dict[Connection, list[str]] = {}
+        for endpoint_id, connection in plan.sinks:
+            self._clusters.setdefault(connection, []).append(endpoint_id)
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        started = time.monotonic()
+        batch.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            counts = batch.groupBy("verdict", "action", "destination").count().collect()
+            routed = {row["destination"] for row in counts if row["destination"] is not None}
+            # one write per cluster: the `topic` column says where each record goes
+            for connection, endpoint_ids in self._clusters.items():
+                wanted = [endpoint_id for endpoint_id in endpoint_ids if endpoint_id in routed]
+                if not wanted:
+                    continue
+                records = batch.where(F.col("destination").isin(wanted)).select(
+                    F.col("out_topic").alias("topic"), F.col("out_key").alias("key"),
+                    F.col("out_value").alias("value"), F.col("out_headers").alias("headers"),
+                    F.col("out_partition").alias("partition"))
+                (records.write.format(JVM_FORMAT if self.connector == "jvm" else PYTHON_FORMAT)
+                 .options(**_client_options(self.connector, connection)).mode("append").save())
+            if self.parquet is not None:
+                (batch.select(*AUDIT_COLUMNS).write.mode("overwrite")
+                 .parquet(str(Path(self.parquet) / f"batch={batch_id}")))
+        finally:
+            batch.unpersist()
+        self._count(batch_id, counts, time.monotonic() - started)
+
+    def _count(self, batch_id: int, counts: list[Any], seconds: float) -> None:
+        size = sum(row["count"] for row in counts)
+        totals = self.totals
+        totals.batches += 1
+        totals.records += size
+        verdicts: Counter[str] = Counter()
+        for row in counts:
+            verdicts[row["verdict"]] += row["count"]
+            totals.actions[row["action"]] += row["count"]
+            if row["destination"] is not None:
+                totals.destinations[row["destination"]] += row["count"]
+        totals.verdicts.update(verdicts)
+        if size:
+            parts = ", ".join(f"{name} {count}" for name, count in sorted(verdicts.items()))
+            print(f"xgate spark: batch {batch_id}: {size} records in {seconds:.2f} s ({parts})", file=self.out,
+                  flush=True)
+
+
+def start_query(spark: SparkSession, plan: StreamPlan, writer: BatchWriter, *, checkpoint: str, starting: str | None,
+                max_offsets: int | None, trigger_seconds: float, available_now: bool) -> StreamingQuery:
+    routed = route_frame(read_sources(spark, plan, writer.connector, starting, max_offsets), plan.bundle, plan.table)
+    query = routed.writeStream.queryName("xgate").foreachBatch(writer).option("checkpointLocation", checkpoint)
+    if available_now:
+        query = query.trigger(availableNow=True)
+    else:
+        query = query.trigger(processingTime=f"{trigger_seconds} seconds")
+    return query.start()

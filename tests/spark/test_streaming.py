@@ -1,0 +1,281 @@
+"""The Spark streaming runner on a real Kafka-API broker (Tansu, started by deploy/brokers/tansu.sh).
+
+Recorded Kafka messages are produced to a fresh topic; the runner reads them with the
+project's Python Kafka source, judges and routes them, and writes the Parquet audit and
+the Kafka destinations. Each verdict must equal the line `xgate check` gives for the same
+record (with the topic, partition and timestamp it was actually read with).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytest.importorskip("pyspark")
+pytest.importorskip("confluent_kafka")
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from gateway.check import judge_lines
+from gateway.compiler import compile_registry
+from gateway.loader import load_snapshot
+from gateway.recorded import envelope_from_record
+from gateway.settings import load_settings
+from gateway.spark.batch import build_session
+from gateway.spark.shipping import bundle_from_paths
+from gateway.spark.streaming import BatchWriter, choose_connector, plan_stream, start_query
+from gateway.spark.validate import verdict_line
+from gateway.testing.traffic import generate
+from protocol_adapters.kafka.mapping import outgoing_record
+from tests.integration import traffic as it_traffic
+from tests.integration.harness import start_broker
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "config" / "demo"
+BINDINGS_DOC = REPO / "tests" / "documents" / "cloudevents" / "bindings.xreg.json"
+BOOTSTRAP = "127.0.0.1:19092"
+URI = f"tcp://{BOOTSTRAP}"
+STAMP = 1_700_000_000_000  # every record is produced with an explicit timestamp, so `check` sees the same one
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    start_broker("tansu")
+    session = build_session("local[2]", "xgate-stream-tests")
+    yield session
+    session.stop()
+
+
+def produce(topic: str, records: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """Produce each recorded Kafka message as it is on the wire; return where each landed (partition, offset)."""
+    producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 20})
+    placed: dict[int, tuple[int, int]] = {}
+    for index, record in enumerate(records):
+        out = outgoing_record(envelope_from_record(record))
+
+        def delivered(error: Any, message: Any, index: int = index) -> None:
+            assert error is None, error
+            placed[index] = (message.partition(), message.offset())
+
+        producer.produce(topic, value=out.value, key=out.key, headers=out.headers, timestamp=STAMP + index,
+                         on_delivery=delivered)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    return [placed[i] for i in range(len(records))]
+
+
+def expected_lines(paths: list[Path], topic: str, records: list[dict[str, Any]],
+                   placed: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
+    """`xgate check`'s verdict for each record, as read back: its topic, partition and timestamp filled in."""
+    snapshot = load_snapshot(list(paths))
+    ruleset = compile_registry(snapshot.registry, snapshot.digest)
+    lines = [json.dumps({**record, "topic": topic, "partition": partition, "timestamp": STAMP + index}) + "\n"
+             for index, (record, (partition, _)) in enumerate(zip(records, placed, strict=True))]
+    verdicts = [json.dumps(v.as_dict(), default=str) for v in judge_lines(ruleset, lines)]
+    return dict(zip(placed, verdicts, strict=True))
+
+
+def config_dir(tmp_path: Path, documents: list[Path], gateway: dict[str, Any] | None) -> Path:
+    folder = tmp_path / "config"
+    folder.mkdir()
+    for document in documents:
+        if document.is_dir():
+            for item in document.iterdir():
+                if item.name not in ("gateway.yaml", "gateway.yml"):
+                    shutil.copy(item, folder / item.name)
+        else:
+            shutil.copy(document, folder / document.name)
+    if gateway is not None:
+        (folder / "gateway.yaml").write_text(yaml.safe_dump(gateway), "utf-8")
+    return folder
+
+
+def run_stream(spark: Any, folder: Path, tmp_path: Path, max_offsets: int | None = None) -> tuple[Any, Path]:
+    """The runner in this process, on everything the topics hold now; returns the writer and the audit folder."""
+    snapshot, bundle = bundle_from_paths([folder])
+    settings, problems = load_settings(folder)
+    assert not problems
+    plan = plan_stream(snapshot, settings, bundle)
+    writer = BatchWriter(plan, choose_connector(spark, "python"), str(tmp_path / "audit"))
+    query = start_query(spark, plan, writer, checkpoint=str(tmp_path / "checkpoint"), starting="earliest",
+                        max_offsets=max_offsets, trigger_seconds=0, available_now=True)
+    query.awaitTermination(300)
+    assert query.exception() is None, query.exception()
+    assert not query.isActive
+    return writer, tmp_path / "audit"
+
+
+def audit_rows(folder: Path) -> list[dict[str, Any]]:
+    import pyarrow.dataset as ds
+
+    return ds.dataset(str(folder), format="parquet", partitioning="hive").to_table().to_pylist()
+
+
+def assert_stream_parity(rows: list[dict[str, Any]], topic: str, expected: dict[tuple[int, int], str]) -> None:
+    got = {(r["partition"], r["offset"]): verdict_line(r) for r in rows if r["topic"] == topic}
+    assert len(got) == len([r for r in rows if r["topic"] == topic]), "a record was written twice"
+    assert set(got) == set(expected), "records missing from the audit"
+    for position, line in expected.items():
+        assert got[position] == line, f"partition/offset {position}"
+
+
+def read_topic(topic: str, count: int, timeout: float = 60) -> list[Any]:
+    consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": f"t-{uuid.uuid4().hex}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    # assigned, not subscribed: no consumer-group join to wait for
+    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+    messages: list[Any] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(messages) < count and time.monotonic() < deadline:
+            messages += [m for m in consumer.consume(500, timeout=0.5) if m.error() is None]
+        # nothing more than expected turns up in a short while
+        messages += [m for m in consumer.consume(500, timeout=1.0) if m.error() is None]
+    finally:
+        consumer.close()
+    return messages
+
+
+# -- parity -------------------------------------------------------------------------------------------------------
+
+def test_integration_traffic_routed_and_identical_to_check(spark: Any, tmp_path: Path) -> None:
+    run = uuid.uuid4().hex[:8]
+    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
+    options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
+    document = it_traffic.registry("KAFKA", options)
+    document["endpoints"]["in"]["labels"] = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq",
+                                             "xgate.route.unmatched": "unknown"}
+    (tmp_path / "it.xreg.json").write_text(json.dumps(document), "utf-8")
+    folder = config_dir(tmp_path, [tmp_path / "it.xreg.json"], None)
+    records = it_traffic.mixed("KAFKA", 700)
+    placed = produce(topics["in"], records)
+    expected = expected_lines([folder], topics["in"], records, placed)
+
+    writer, audit = run_stream(spark, folder, tmp_path, max_offsets=300)
+    rows = audit_rows(audit)
+    assert_stream_parity(rows, topics["in"], expected)
+    assert writer.totals.records == len(records) and writer.totals.batches >= 3
+
+    # every record reached the destination its verdict and route call for, dead letters with the reason
+    routed = Counter(r["destination"] for r in rows)
+    assert set(routed) == {"valid", "dlq", "unknown"}
+    for name in ("valid", "dlq", "unknown"):
+        arrived = read_topic(topics[name], routed[name])
+        assert len(arrived) == routed[name], name
+        if name != "valid":
+            headers = dict(arrived[0].headers())
+            assert headers["xgate-verdict"] == b"nonconformant"
+            assert headers["xgate-source-endpoint"] == b"in"
+            assert json.loads(headers["xgate-violations"])
+    valid_bodies = sorted(m.value() for m in read_topic(topics["valid"], routed["valid"]))
+    assert valid_bodies == sorted(r["value"] for r in rows if r["destination"] == "valid")
+
+
+def test_cloudevents_bindings_kafka_identical_to_check(spark: Any, tmp_path: Path) -> None:
+    from tests.conformance.cloudevents_wire import encode
+    from tests.conformance.test_cloudevents_bindings import APP_DATA, BROKEN, EVENT, _broken
+
+    records = [encode("KAFKA", mode, EVENT, APP_DATA) for mode in ("binary", "structured")]
+    records += [_broken(variant, "KAFKA", mode) for variant in BROKEN for mode in ("binary", "structured")]
+    records += [{**encode("KAFKA", "structured", EVENT, APP_DATA), "body": '{"specversion": "1.0", "id": '}]
+    # the Kafka definition requires the topic `mytopic`: this run's own topic takes its place
+    topic = f"spark-{uuid.uuid4().hex[:8]}-ce"
+    document = tmp_path / BINDINGS_DOC.name
+    document.write_text(BINDINGS_DOC.read_text("utf-8").replace('"mytopic"', json.dumps(topic)), "utf-8")
+    folder = config_dir(tmp_path, [document], {
+        "routes": [{"source": "cebindings.kafka", "policy": "drop"}],
+        "endpoints": {"cebindings.kafka": {"uris": [URI], "options": {"topic": topic}}}})
+    placed = produce(topic, records)
+    expected = expected_lines([folder], topic, records, placed)
+    _, audit = run_stream(spark, folder, tmp_path)
+    rows = audit_rows(audit)
+    assert_stream_parity(rows, topic, expected)
+    assert {json.loads(line)["verdict"] for line in expected.values()} == {"conformant", "nonconformant"}
+    assert {r["action"] for r in rows} == {"dropped"}
+
+
+def test_demo_telemetry_identical_to_check(spark: Any, tmp_path: Path) -> None:
+    records = [r for r in generate(1500, seed=21) if r.get("protocol") == "KAFKA"]
+    assert {r["endpoint"] for r in records} == {"telemetry.in"}
+    topic = f"spark-{uuid.uuid4().hex[:8]}-telemetry"
+    folder = config_dir(tmp_path, [DEMO], {
+        "routes": [{"source": "telemetry.in", "policy": "observe"}],
+        "endpoints": {"telemetry.in": {"uris": [URI], "options": {"topic": topic}}}})
+    placed = produce(topic, records)
+    expected = expected_lines([folder], topic, records, placed)
+    _, audit = run_stream(spark, folder, tmp_path)
+    assert_stream_parity(audit_rows(audit), topic, expected)
+
+
+# -- restart from the checkpoint ----------------------------------------------------------------------------------
+
+def spark_process(folder: Path, tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
+    log = open(tmp_path / f"spark-{time.monotonic_ns()}.log", "w")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen([sys.executable, "-m", "gateway.cli", "spark", "--config", str(folder), "--master",
+                             "local[2]", "--checkpoint", str(tmp_path / "checkpoint"), "--parquet",
+                             str(tmp_path / "audit"), "--starting-offsets", "earliest", *extra],
+                            stdout=log, stderr=subprocess.STDOUT, text=True, cwd=REPO, start_new_session=True)
+
+
+def logged(checkpoint: Path, log: str) -> int:
+    """How many batches the checkpoint's `offsets` (planned) or `commits` (done) log holds."""
+    folder = checkpoint / log
+    return len([p for p in folder.iterdir() if p.name.isdigit()]) if folder.is_dir() else 0
+
+
+def test_killed_and_restarted_from_checkpoint_audit_holds_every_record_once(tmp_path: Path) -> None:
+    start_broker("tansu")
+    run = uuid.uuid4().hex[:8]
+    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
+    options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
+    document = it_traffic.registry("KAFKA", options)
+    document["endpoints"]["in"]["labels"] = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq"}
+    folder = tmp_path / "config"
+    folder.mkdir()
+    (folder / "it.xreg.json").write_text(json.dumps(document), "utf-8")
+    records = it_traffic.mixed("KAFKA", 3000)
+    placed = produce(topics["in"], records)
+
+    checkpoint = tmp_path / "checkpoint"
+    first = spark_process(folder, tmp_path, "--max-offsets-per-trigger", "150")
+    try:
+        # killed in the middle of a micro-batch: planned in the offset log, not yet committed
+        deadline = time.monotonic() + 240
+        while not logged(checkpoint, "offsets") > logged(checkpoint, "commits") >= 3:
+            assert first.poll() is None, "the runner stopped before it was killed"
+            assert time.monotonic() < deadline, "no micro-batch in flight after 3 committed within 240 s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(30)
+    in_flight = logged(checkpoint, "commits")
+    assert logged(checkpoint, "offsets") == in_flight + 1 and in_flight < 3000 // 150
+
+    second = spark_process(folder, tmp_path, "--max-offsets-per-trigger", "1000", "--available-now")
+    assert second.wait(300) == 0, "\n".join(p.read_text() for p in sorted(tmp_path.glob("spark-*.log")))[-4000:]
+
+    rows = audit_rows(tmp_path / "audit")
+    # the batch in flight at the kill was replayed with its planned offsets, replacing its partial output
+    assert sum(1 for r in rows if r["batch"] == in_flight) == 150
+    positions = Counter((r["partition"], r["offset"]) for r in rows)
+    assert len(rows) == len(records), f"{len(rows)} rows for {len(records)} records"
+    assert set(positions) == set(placed) and max(positions.values()) == 1
+    # the Kafka destinations are at-least-once: every record is there, some perhaps twice
+    for name in ("valid", "dlq"):
+        want = sum(1 for r in rows if r["destination"] == name)
+        arrived = read_topic(topics[name], want)
+        assert len({m.value() for m in arrived}) == len({r["value"] for r in rows if r["destination"] == name})
