@@ -12,7 +12,7 @@ from gateway.recorded import RecordError, envelope_from_record
 from gateway.verdict import Outcome, Rule, Verdict, Violation
 
 
-def _unreadable(message: str, actual: object) -> Verdict:
+def unreadable(message: str, actual: object) -> Verdict:
     return Verdict(Outcome.NONCONFORMANT, None, None,
                    (Violation("record", Rule.DECODE, "a recorded message (CONFORMANCE.md section 7)", actual,
                               message),))
@@ -27,21 +27,24 @@ def judge_record(ruleset: Ruleset, record: object, endpoint: str | None = None) 
     try:
         envelope = envelope_from_record(record, endpoint, default_protocol)
     except RecordError as exc:
-        return _unreadable(str(exc), record if not isinstance(record, dict) else None)
+        return unreadable(str(exc), record if not isinstance(record, dict) else None)
     return ruleset.classify(envelope)
 
 
+def judge_line(ruleset: Ruleset, line: str, endpoint: str | None = None) -> Verdict:
+    """The verdict of one line; a line that is not a recorded message is a `decode` verdict."""
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        return unreadable(f"line is not valid JSON: {exc}", line.strip())
+    return judge_record(ruleset, record, endpoint)
+
+
 def judge_lines(ruleset: Ruleset, lines: Iterable[str], endpoint: str | None = None) -> Iterator[Verdict]:
-    """One verdict per non-blank line, in order; a line that is not a recorded message is a `decode` verdict."""
+    """One verdict per non-blank line, in order."""
     for line in lines:
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            yield _unreadable(f"line is not valid JSON: {exc}", line.strip())
-            continue
-        yield judge_record(ruleset, record, endpoint)
+        if line.strip():
+            yield judge_line(ruleset, line, endpoint)
 
 
 @dataclass

@@ -256,11 +256,22 @@ def _arrow_batch(messages: list[Any]) -> Any:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     timestamps, kinds = [], []
+    header_offsets, header_keys, header_values = [0], [], []
     for message in messages:
         kind, stamp = message.timestamp()
         timestamps.append(stamp * 1000 if kind != 0 and stamp >= 0 else None)
         kinds.append(kind - 1 if kind != 0 else -1)  # librdkafka: 1 create time, 2 log append; Java: 0 and 1
-    header_type = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+        headers = message.headers()
+        if headers:
+            names, values = zip(*headers, strict=True)
+            header_keys.extend(names)
+            header_values.extend(values)
+        header_offsets.append(len(header_keys))
+    # headers as flat key and value arrays cut into lists: far cheaper than one dict per header
+    headers_array = pa.ListArray.from_arrays(
+        pa.array(header_offsets, type=pa.int32()),
+        pa.StructArray.from_arrays([pa.array(header_keys, type=pa.string()), pa.array(header_values, type=pa.binary())],
+                                   names=["key", "value"]))
     return pa.RecordBatch.from_arrays([
         pa.array([m.key() for m in messages], type=pa.binary()),
         pa.array([m.value() for m in messages], type=pa.binary()),
@@ -269,7 +280,7 @@ def _arrow_batch(messages: list[Any]) -> Any:
         pa.array([m.offset() for m in messages], type=pa.int64()),
         pa.array(timestamps, type=pa.timestamp("us", tz="UTC")),
         pa.array(kinds, type=pa.int32()),
-        pa.array([[{"key": k, "value": v} for k, v in (m.headers() or ())] for m in messages], type=header_type),
+        headers_array,
     ], names=["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"])
 
 

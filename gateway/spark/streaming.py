@@ -170,6 +170,8 @@ class Totals:
     verdicts: Counter[str] = field(default_factory=Counter)
     actions: Counter[str] = field(default_factory=Counter)
     destinations: Counter[str] = field(default_factory=Counter)
+    # seconds spent per phase of the micro-batches: read and judge, produce to Kafka, write the audit
+    phases: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
 
     def render(self) -> str:
@@ -180,6 +182,9 @@ class Totals:
         lines += ["actions:"] + [f"  {name}: {count}" for name, count in sorted(self.actions.items())]
         if self.destinations:
             lines += ["destinations:"] + [f"  {name}: {count}" for name, count in sorted(self.destinations.items())]
+        if self.phases:
+            lines += ["seconds in micro-batches:"] + [f"  {name}: {seconds:.1f}" for name, seconds in
+                                                      self.phases.items()]
         return "\n".join(lines)
 
 
@@ -200,10 +205,19 @@ class BatchWriter:
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
-        started = time.monotonic()
+        started = clock = time.monotonic()
+        phases = self.totals.phases
+
+        def lap(phase: str) -> None:
+            nonlocal clock
+            now = time.monotonic()
+            phases[phase] += now - clock
+            clock = now
+
         batch.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             counts = batch.groupBy("verdict", "action", "destination").count().collect()
+            lap("read and judge")
             routed = {row["destination"] for row in counts if row["destination"] is not None}
             # one write per cluster: the `topic` column says where each record goes
             for connection, endpoint_ids in self._clusters.items():
@@ -216,9 +230,11 @@ class BatchWriter:
                     F.col("out_partition").alias("partition"))
                 (records.write.format(JVM_FORMAT if self.connector == "jvm" else PYTHON_FORMAT)
                  .options(**_client_options(self.connector, connection)).mode("append").save())
+            lap("produce to Kafka")
             if self.parquet is not None:
                 (batch.select(*AUDIT_COLUMNS).write.mode("overwrite")
                  .parquet(str(Path(self.parquet) / f"batch={batch_id}")))
+                lap("write Parquet")
         finally:
             batch.unpersist()
         self._count(batch_id, counts, time.monotonic() - started)

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.check import _unreadable, judge_lines
+from gateway.check import judge_line, unreadable
+from gateway.compiler import Ruleset
 from gateway.spark.shipping import RegistryBundle, ruleset_for
 from gateway.verdict import Verdict
 
@@ -18,13 +19,13 @@ if TYPE_CHECKING:
 RESULT_COLUMNS = ("verdict", "messagegroupid", "messageid", "violations", "events")
 
 
-def judge_text(bundle: RegistryBundle, text: str | None, endpoint: str | None = None) -> Verdict:
+def judge_text(ruleset: Ruleset, text: str | None, endpoint: str | None = None) -> Verdict:
     """The verdict `xgate check` gives one line of recorded-messages text (`None` and blank are unreadable)."""
     if text is None:
-        return _unreadable("record is null", None)
+        return unreadable("record is null", None)
     if not text.strip():
-        return _unreadable("record is blank", text)
-    return next(judge_lines(ruleset_for(bundle), [text], endpoint))
+        return unreadable("record is blank", text)
+    return judge_line(ruleset, text, endpoint)
 
 
 def verdict_columns(verdict: Verdict) -> tuple[str, str | None, str | None, str, str | None]:
@@ -50,9 +51,10 @@ def judge_batches(bundle: RegistryBundle, endpoint: str | None,
     """The mapInArrow function: input columns pass through, the five result columns are appended."""
     import pyarrow as pa
 
+    ruleset = ruleset_for(bundle)
     for batch in batches:
         records = batch.column(batch.schema.get_field_index("record")).to_pylist()
-        results = [verdict_columns(judge_text(bundle, text, endpoint)) for text in records]
+        results = [verdict_columns(judge_text(ruleset, text, endpoint)) for text in records]
         columns = list(batch.columns)
         names = list(batch.schema.names)
         for position, name in enumerate(RESULT_COLUMNS):

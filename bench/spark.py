@@ -1,0 +1,214 @@
+"""The Spark runner against single-process `xgate check`, on the same 100k messages, in one run.
+
+    python -m bench.spark [--count 100000] [--rounds 3] [--master local[2]] [--no-kafka]
+
+Batch candidates (interleaved rounds over one cached DataFrame of recorded lines):
+  check          `xgate check` in this process (judge, write JSON lines), one core: the reference
+  jvm-only       the same rows through Spark without Python (a no-op write): job and scan overhead
+  arrow-identity mapInArrow that returns its input: JVM -> Python -> JVM transfer and worker overhead
+  spark-validate validate_frame (mapInArrow over the shared compiler), the `xgate spark --batch` path
+Streaming candidates (Kafka on Tansu, deploy/brokers/tansu.sh; skipped with --no-kafka):
+  kafka-read     the Python Kafka source alone: micro-batches counted, nothing else
+  kafka-runner   the whole runner: read, judge, route to Kafka topics, Parquet audit
+Results go to bench/results/spark.json and a table on stdout; every figure is also a ratio to `check`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "config" / "demo"
+BOOTSTRAP = "127.0.0.1:19092"
+BATCH_ROWS = 20000
+
+
+def identity(batches: Iterator[Any]) -> Iterator[Any]:
+    yield from batches
+
+
+def kafka_records(count: int) -> list[dict[str, Any]]:
+    from gateway.testing.traffic import generate
+
+    records: list[dict[str, Any]] = []
+    seed = 0
+    while len(records) < count:
+        records += [r for r in generate(count, seed=100 + seed) if r.get("protocol") == "KAFKA"]
+        seed += 1
+    return records[:count]
+
+
+def produce(topic: str, records: list[dict[str, Any]]) -> None:
+    from confluent_kafka import Producer
+
+    from gateway.recorded import envelope_from_record
+    from protocol_adapters.kafka.mapping import outgoing_record
+
+    producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 20, "batch.num.messages": 5000})
+    for record in records:
+        out = outgoing_record(envelope_from_record(record))
+        while True:
+            try:
+                producer.produce(topic, value=out.value, key=out.key, headers=out.headers)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        producer.poll(0)
+    if producer.flush(120):
+        raise RuntimeError("records not acknowledged")
+
+
+def batch_candidates(spark: Any, lines: list[str]) -> dict[str, Callable[[], None]]:
+    import io
+
+    from gateway.check import judge_lines
+    from gateway.compiler import compile_registry
+    from gateway.loader import load_snapshot
+    from gateway.spark import bundle_from_paths, validate_frame
+    from gateway.spark.batch import read_lines
+
+    snapshot = load_snapshot([DEMO])
+    ruleset = compile_registry(snapshot.registry, snapshot.digest)
+    _, bundle = bundle_from_paths([DEMO])
+    frame = read_lines(spark, io.StringIO("".join(lines))).repartition(spark.sparkContext.defaultParallelism * 2)
+    frame = frame.cache()
+    frame.count()
+
+    def check() -> None:  # as `xgate check` does it: every verdict written as a JSON line
+        with open(os.devnull, "w") as out:
+            for verdict in judge_lines(ruleset, lines):
+                out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
+
+    def jvm_only() -> None:
+        frame.write.format("noop").mode("overwrite").save()
+
+    def arrow_identity() -> None:
+        frame.mapInArrow(identity, frame.schema).write.format("noop").mode("overwrite").save()
+
+    def spark_validate() -> None:
+        validate_frame(frame, bundle).write.format("noop").mode("overwrite").save()
+
+    return {"check": check, "jvm-only": jvm_only, "arrow-identity": arrow_identity, "spark-validate": spark_validate}
+
+
+def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
+                      phases: dict[str, float]) -> dict[str, Callable[[], None]]:
+    """`phases` receives where the runner's last round spent its time (see BatchWriter)."""
+    import yaml
+
+    from gateway.settings import load_settings
+    from gateway.spark import bundle_from_paths
+    from gateway.spark.streaming import BatchWriter, choose_connector, plan_stream, start_query
+
+    subprocess.run(["bash", str(ROOT / "deploy" / "brokers" / "tansu.sh"), "start"], check=True)
+    run = uuid.uuid4().hex[:8]
+    topic = f"bench-{run}-telemetry"
+    produce(topic, records)
+    config = work / "config"
+    config.mkdir()
+    for item in DEMO.iterdir():
+        if item.name != "gateway.yaml":
+            (config / item.name).write_bytes(item.read_bytes())
+    gateway = {"routes": [{"source": "telemetry.in", "conformant": "telemetry.valid", "nonconformant": "telemetry.dlq"}],
+               "endpoints": {"telemetry.in": {"uris": [f"tcp://{BOOTSTRAP}"], "options": {"topic": topic}},
+                             "telemetry.valid": {"uris": [f"tcp://{BOOTSTRAP}"], "options": {"topic": f"{topic}.valid"}},
+                             "telemetry.dlq": {"uris": [f"tcp://{BOOTSTRAP}"], "options": {"topic": f"{topic}.dlq"}}}}
+    (config / "gateway.yaml").write_text(yaml.safe_dump(gateway), "utf-8")
+    snapshot, bundle = bundle_from_paths([config])
+    settings, _ = load_settings(config)
+    plan = plan_stream(snapshot, settings, bundle)
+    connector = choose_connector(spark, "python")
+    rounds = iter(range(1000))
+
+    def kafka_read() -> None:
+        counted: list[int] = []
+        query = (spark.readStream.format("xgate_kafka").option("kafka.bootstrap.servers", BOOTSTRAP)
+                 .option("subscribe", topic).option("startingOffsets", "earliest")
+                 .option("maxOffsetsPerTrigger", str(BATCH_ROWS)).load()
+                 .writeStream.foreachBatch(lambda df, _: counted.append(df.count()))
+                 .option("checkpointLocation", str(work / f"read-{next(rounds)}"))
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+        assert sum(counted) == len(records), f"read {sum(counted)} of {len(records)}"
+
+    def kafka_runner() -> None:
+        index = next(rounds)
+        writer = BatchWriter(plan, connector, str(work / f"audit-{index}"), out=open(os.devnull, "w"))  # noqa: SIM115
+        query = start_query(spark, plan, writer, checkpoint=str(work / f"runner-{index}"), starting="earliest",
+                            max_offsets=BATCH_ROWS, trigger_seconds=0, available_now=True)
+        query.awaitTermination()
+        assert writer.totals.records == len(records), f"judged {writer.totals.records} of {len(records)}"
+        phases.clear()
+        phases.update(writer.totals.phases)
+        phases["micro-batches"] = writer.totals.batches
+
+    return {"kafka-read": kafka_read, "kafka-runner": kafka_runner}
+
+
+def measure(candidates: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
+    for run in candidates.values():  # warm-up: Python workers started, registries compiled on executors
+        run()
+    timings: dict[str, list[float]] = {name: [] for name in candidates}
+    for _ in range(rounds):
+        for name, run in candidates.items():  # interleaved: each round runs every candidate once
+            start = time.perf_counter()
+            run()
+            timings[name].append(time.perf_counter() - start)
+    return timings
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=100000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--no-kafka", action="store_true", help="only the batch candidates")
+    args = parser.parse_args()
+
+    from gateway.spark.batch import build_session
+    from gateway.testing.traffic import generate
+
+    lines = [json.dumps(r) + "\n" for r in generate(args.count, seed=11)]
+    spark = build_session(args.master, "xgate-bench")
+    phases: dict[str, float] = {}
+    try:
+        timings = measure(batch_candidates(spark, lines), args.rounds)
+        if not args.no_kafka:
+            with tempfile.TemporaryDirectory(prefix="xgate-bench-") as work:
+                timings.update(measure(stream_candidates(spark, kafka_records(args.count), Path(work), phases),
+                                       max(1, args.rounds - 1)))
+    finally:
+        spark.stop()
+    medians = {name: statistics.median(values) for name, values in timings.items()}
+    result = {"messages": args.count, "rounds": args.rounds, "master": args.master,
+              "messages_per_s": {n: args.count / m for n, m in medians.items()},
+              "seconds": medians,
+              "spread_pct": {n: 100 * (max(v) - min(v)) / statistics.median(v) for n, v in timings.items()},
+              "rate_over_check": {n: medians["check"] / m for n, m in medians.items()},
+              "runner_seconds_by_phase": phases}
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "spark.json").write_text(json.dumps(result, indent=2))
+    print(f"{args.count} messages, Spark {args.master}, {args.rounds} interleaved rounds (medians)")
+    print(f"{'candidate':<16} {'msg/s':>10} {'seconds':>8} {'spread%':>8} {'rate vs check':>14}")
+    for name in timings:
+        print(f"{name:<16} {result['messages_per_s'][name]:>10.0f} {medians[name]:>8.2f} "
+              f"{result['spread_pct'][name]:>8.1f} {result['rate_over_check'][name]:>13.2f}x")
+    if phases:
+        print("kafka-runner, last round: " + ", ".join(f"{name} {value:.1f}" for name, value in phases.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
