@@ -256,7 +256,9 @@ def _arrow_batch(messages: list[Any]) -> Any:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     timestamps, kinds = [], []
-    header_offsets, header_keys, header_values = [0], [], []
+    header_offsets: list[int] = [0]
+    header_keys: list[str] = []
+    header_values: list[bytes | None] = []
     for message in messages:
         kind, stamp = message.timestamp()
         timestamps.append(stamp * 1000 if kind != 0 and stamp >= 0 else None)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -171,7 +171,7 @@ class Totals:
     actions: Counter[str] = field(default_factory=Counter)
     destinations: Counter[str] = field(default_factory=Counter)
     # seconds spent per phase of the micro-batches: read and judge, produce to Kafka, write the audit
-    phases: Counter[str] = field(default_factory=Counter)
+    phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     started: float = field(default_factory=time.monotonic)
 
     def render(self) -> str:
