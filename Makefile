@@ -37,8 +37,10 @@ brokers: $(STAMP)
 brokers-stop:
 	@for b in $(BROKERS); do bash deploy/brokers/$$b.sh stop; done
 
-bench: $(STAMP)
+# hot path against the parse floor; the Spark runner against `xgate check` (batch, and streaming on Tansu)
+bench: $(STAMP) brokers
 	$(PY) -m bench
+	$(PY) -m bench.spark
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

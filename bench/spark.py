@@ -87,8 +87,8 @@ def batch_candidates(spark: Any, lines: list[str]) -> dict[str, Callable[[], Non
 
     def check() -> None:  # as `xgate check` does it: every verdict written as a JSON line
         with open(os.devnull, "w") as out:
-            for verdict in judge_lines(ruleset, lines):
-                out.write(json.dumps(verdict.as_dict(), default=str) + "\n")  # noqa: FURB122 - as the CLI
+            for verdict in judge_lines(ruleset, lines):  # noqa: FURB122 - one write a verdict, as the CLI does
+                out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
 
     def jvm_only() -> None:
         frame.write.format("noop").mode("overwrite").save()

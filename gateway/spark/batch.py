@@ -20,22 +20,33 @@ if TYPE_CHECKING:
 DEFAULT_MASTER = "local[*]"
 
 
-def build_session(master: str = DEFAULT_MASTER, app_name: str = "xgate") -> SparkSession:
-    """A quiet SparkSession: no UI, a deep driver stack (-Xss16m), executors on this Python."""
+def under_spark_submit() -> bool:
+    """Started by spark-submit: the JVM exists already and its --master and --conf rule."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def build_session(master: str | None = None, app_name: str = "xgate") -> SparkSession:
+    """A quiet SparkSession: no UI, a deep driver stack (-Xss16m), executors on this Python.
+
+    `master` None means spark-submit's master when run by spark-submit, else `DEFAULT_MASTER`.
+    """
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder.appName(app_name).config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    if master is None and under_spark_submit():
+        return builder.getOrCreate()  # the cluster's settings, UI and logging as spark-submit configured them
+    master = master or DEFAULT_MASTER
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = (SparkSession.builder.master(master).appName(app_name)
+    spark = (builder.master(master)
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.log.level", "ERROR")
              .config("spark.driver.extraJavaOptions", "-Xss16m")
              .config("spark.executor.extraJavaOptions", "-Xss16m")
              .config("spark.sql.shuffle.partitions", "4")
-             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -128,7 +128,7 @@ def add_commands(commands: Any) -> None:
                                               "rest (--batch)")
     spark.add_argument("--config", action="append", required=True, metavar="DIR",
                        help="registry documents and gateway.yaml (directory; --batch also takes files, repeatable)")
-    spark.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master URL (default {DEFAULT_MASTER})")
+    spark.add_argument("--master", help=f"Spark master URL (default: spark-submit's, else {DEFAULT_MASTER})")
     spark.add_argument("--strict", action="store_true", help="exit 2 when any document has an error")
     stream = spark.add_argument_group("streaming (Kafka routes)")
     stream.add_argument("--checkpoint", metavar="DIR",

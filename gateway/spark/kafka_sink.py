@@ -15,6 +15,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
+from gateway.spark.headers import header_pairs
 from gateway.spark.kafka_options import client_config
 
 FLUSH_TIMEOUT = 60.0
@@ -61,7 +62,7 @@ def write_batches(options: dict[str, str], batches: Iterator[Any]) -> int:
         count = len(values)
         topics = batch.column("topic").to_pylist() if "topic" in columns else [default_topic] * count
         keys = batch.column("key").to_pylist() if "key" in columns else [None] * count
-        headers = batch.column("headers").to_pylist() if "headers" in columns else [None] * count
+        headers = header_pairs(batch.column("headers")) if "headers" in columns else [None] * count
         partitions = batch.column("partition").to_pylist() if "partition" in columns else [None] * count
         for value, topic, key, header, partition in zip(values, topics, keys, headers, partitions, strict=True):
             if topic is None:
@@ -70,7 +71,7 @@ def write_batches(options: dict[str, str], batches: Iterator[Any]) -> int:
             if partition is not None:
                 extra["partition"] = partition
             if header:
-                extra["headers"] = [(h["key"], h["value"]) for h in header]
+                extra["headers"] = header
             send((topic, key, value, extra))
         sent += count
     for round_ in range(RETRY_ROUNDS + 1):

@@ -29,6 +29,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
+from gateway.spark.headers import headers_array
 from gateway.spark.kafka_options import client_config
 
 SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
@@ -256,24 +257,10 @@ def _arrow_batch(messages: list[Any]) -> Any:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     timestamps, kinds = [], []
-    header_offsets: list[int] = [0]
-    header_keys: list[str] = []
-    header_values: list[bytes | None] = []
     for message in messages:
         kind, stamp = message.timestamp()
         timestamps.append(stamp * 1000 if kind != 0 and stamp >= 0 else None)
         kinds.append(kind - 1 if kind != 0 else -1)  # librdkafka: 1 create time, 2 log append; Java: 0 and 1
-        headers = message.headers()
-        if headers:
-            names, values = zip(*headers, strict=True)
-            header_keys.extend(names)
-            header_values.extend(values)
-        header_offsets.append(len(header_keys))
-    # headers as flat key and value arrays cut into lists: far cheaper than one dict per header
-    headers_array = pa.ListArray.from_arrays(
-        pa.array(header_offsets, type=pa.int32()),
-        pa.StructArray.from_arrays([pa.array(header_keys, type=pa.string()), pa.array(header_values, type=pa.binary())],
-                                   names=["key", "value"]))
     return pa.RecordBatch.from_arrays([
         pa.array([m.key() for m in messages], type=pa.binary()),
         pa.array([m.value() for m in messages], type=pa.binary()),
@@ -282,7 +269,7 @@ def _arrow_batch(messages: list[Any]) -> Any:
         pa.array([m.offset() for m in messages], type=pa.int64()),
         pa.array(timestamps, type=pa.timestamp("us", tz="UTC")),
         pa.array(kinds, type=pa.int32()),
-        headers_array,
+        headers_array(m.headers() for m in messages),
     ], names=["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"])
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, decide
 from gateway.runtime.routes import Route
+from gateway.spark.headers import header_pairs, headers_array
 from gateway.spark.shipping import RegistryBundle, ruleset_for
 from gateway.spark.validate import RESULT_COLUMNS, verdict_columns
 from protocol_adapters.kafka.mapping import kafka_envelope, outgoing_record
@@ -73,15 +74,15 @@ def route_batches(bundle: RegistryBundle, table: RoutingTable,
     ruleset = ruleset_for(bundle)
     routes = dict(table.routes)
     destinations = dict(table.destinations)
-    header_type = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
     for batch in batches:
-        data = batch.to_pydict()
+        data = {name: batch.column(name).to_pylist() for name in
+                ("key", "value", "topic", "partition", "offset", "timestamp", "endpoint")}
         results: list[tuple[Any, ...]] = []
         for key, value, topic, partition, offset, timestamp, headers, endpoint in zip(
                 data["key"], data["value"], data["topic"], data["partition"], data["offset"], data["timestamp"],
-                data["headers"], data["endpoint"], strict=True):
-            envelope = kafka_envelope(topic, partition, offset, key, value,
-                                      [(h["key"], h["value"]) for h in headers or ()], _millis(timestamp), endpoint)
+                header_pairs(batch.column("headers")), data["endpoint"], strict=True):
+            envelope = kafka_envelope(topic, partition, offset, key, value, headers or (), _millis(timestamp),
+                                      endpoint)
             verdict = ruleset.classify(envelope)
             decision = decide(routes[endpoint], verdict)
             judged = verdict_columns(verdict)
@@ -94,14 +95,15 @@ def route_batches(bundle: RegistryBundle, table: RoutingTable,
             record = outgoing_record(outgoing(envelope, "KAFKA", extra), destination.default_key,
                                      destination.default_headers)
             results.append((*judged, decision.action.value, target.endpoint_id, destination.topic,
-                            destination.partition, record.key, record.value,
-                            [{"key": name, "value": raw} for name, raw in record.headers]))
+                            destination.partition, record.key, record.value, record.headers))
         columns = list(batch.columns)
         names = list(batch.schema.names)
-        types = [pa.string()] * (len(RESULT_COLUMNS) + 3) + [pa.int32(), pa.binary(), pa.binary(), header_type]
-        for position, (name, kind) in enumerate(zip((*RESULT_COLUMNS, *ROUTE_COLUMNS), types, strict=True)):
+        types = [pa.string()] * (len(RESULT_COLUMNS) + 3) + [pa.int32(), pa.binary(), pa.binary()]
+        for position, (name, kind) in enumerate(zip((*RESULT_COLUMNS, *ROUTE_COLUMNS[:-1]), types, strict=True)):
             columns.append(pa.array([r[position] for r in results], type=kind))
             names.append(name)
+        columns.append(headers_array(r[-1] for r in results))
+        names.append(ROUTE_COLUMNS[-1])
         yield pa.RecordBatch.from_arrays(columns, names=names)
 
 
