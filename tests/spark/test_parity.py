@@ -177,3 +177,13 @@ def test_cli_nothing_compiled_is_usage_error(tmp_path: Path) -> None:
     done = run_cli("spark", "--batch", "--config", str(tmp_path / "empty"), str(messages))
     assert done.returncode == 2
     assert "no endpoint with message definitions" in done.stderr
+
+
+def test_jsonschema_suite_as_kafka_traffic_parity(spark: Any, tmp_path: Path) -> None:
+    from tests.spark.suite_corpus import corpus
+
+    document, records = corpus({"topic": "suite"})
+    (tmp_path / "suite.xreg.json").write_text(json.dumps(document), "utf-8")
+    verdicts = assert_parity(spark, [tmp_path], as_lines(records))
+    outcomes = [json.loads(v)["verdict"] for v in verdicts]
+    assert len(records) > 2000 and outcomes.count("conformant") > 800 and outcomes.count("nonconformant") > 800

@@ -221,6 +221,22 @@ def test_demo_telemetry_identical_to_check(spark: Any, tmp_path: Path) -> None:
     assert_stream_parity(audit_rows(audit), topic, expected)
 
 
+def test_jsonschema_suite_as_kafka_traffic_identical_to_check(spark: Any, tmp_path: Path) -> None:
+    from tests.spark.suite_corpus import ENDPOINT, corpus
+
+    topic = f"spark-{uuid.uuid4().hex[:8]}-suite"
+    document, records = corpus({"endpoints": [{"uri": URI}], "topic": topic})
+    (tmp_path / "suite.xreg.json").write_text(json.dumps(document), "utf-8")
+    folder = config_dir(tmp_path, [tmp_path / "suite.xreg.json"],
+                        {"routes": [{"source": ENDPOINT, "policy": "drop"}]})
+    placed = produce(topic, records)
+    expected = expected_lines([folder], topic, records, placed)
+    _, audit = run_stream(spark, folder, tmp_path)
+    assert_stream_parity(audit_rows(audit), topic, expected)
+    outcomes = Counter(json.loads(line)["verdict"] for line in expected.values())
+    assert outcomes["conformant"] > 800 and outcomes["nonconformant"] > 800
+
+
 # -- restart from the checkpoint ----------------------------------------------------------------------------------
 
 def spark_process(folder: Path, tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
