@@ -1,4 +1,4 @@
-"""The Spark runner against single-process `xgate check`, on the same 100k messages, in one run.
+"""The Spark runner against single-process `xgate check`, on the same 100k Kafka messages, in one run.
 
     python -m bench.spark [--count 100000] [--rounds 3] [--master local[2]] [--no-kafka]
 
@@ -177,16 +177,17 @@ def main() -> int:
     args = parser.parse_args()
 
     from gateway.spark.batch import build_session
-    from gateway.testing.traffic import generate
 
-    lines = [json.dumps(r) + "\n" for r in generate(args.count, seed=11)]
+    # one corpus for every candidate: the demo's Kafka telemetry (binary and structured CloudEvents, ~15% defects)
+    records = kafka_records(args.count)
+    lines = [json.dumps(r) + "\n" for r in records]
     spark = build_session(args.master, "xgate-bench")
     phases: dict[str, float] = {}
     try:
         timings = measure(batch_candidates(spark, lines), args.rounds)
         if not args.no_kafka:
             with tempfile.TemporaryDirectory(prefix="xgate-bench-") as work:
-                timings.update(measure(stream_candidates(spark, kafka_records(args.count), Path(work), phases),
+                timings.update(measure(stream_candidates(spark, records, Path(work), phases),
                                        max(1, args.rounds - 1)))
     finally:
         spark.stop()

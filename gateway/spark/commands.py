@@ -59,7 +59,7 @@ def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> int:
     except PlanError as exc:
         print(f"xgate spark: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    for note in plan.skipped:
+    for note in plan.notes:
         print(f"xgate spark: {note}", file=sys.stderr)
     checkpoint = args.checkpoint
     if checkpoint is None:

@@ -11,7 +11,9 @@ micro-batch is written by `BatchWriter`:
   its own partial output: exactly-once.
 
 Routes from other protocols are left to `xgate run`; a Kafka route with a destination
-of another protocol is refused (the Spark runner produces to Kafka only).
+of another protocol is refused (the Spark runner produces to Kafka only). A Kafka
+consumer endpoint without a route is read too: judged, counted and audited, forwarded
+nowhere.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from gateway.errors import AdapterError
 from gateway.loader import Snapshot
-from gateway.runtime.routes import Route, resolve_routes
+from gateway.runtime.routes import SOURCE_USAGES, Route, endpoint_config, resolve_routes
 from gateway.settings import Settings
 from gateway.spark.kafka_options import JVM_FORMAT, PYTHON_FORMAT, jvm_options, python_options
 from gateway.spark.routing import RoutingTable, route_frame, routing_table
@@ -57,8 +59,8 @@ class StreamPlan:
     table: RoutingTable
     sources: tuple[KafkaSource, ...]
     sinks: tuple[tuple[str, Connection], ...]
-    # routes this runner leaves to `xgate run`, with the reason (printed at start)
-    skipped: tuple[str, ...] = ()
+    # what the runner leaves to `xgate run` or reads without a route, and why (printed at start)
+    notes: tuple[str, ...] = ()
 
 
 class PlanError(ValueError):
@@ -70,11 +72,11 @@ def plan_stream(snapshot: Snapshot, settings: Settings, bundle: RegistryBundle) 
     if problems:
         raise PlanError("\n".join(str(p) for p in problems))
     kafka_routes: list[Route] = []
-    skipped: list[str] = []
+    notes: list[str] = []
     for route in routes:
         source = route.source
         if source.protocol != "KAFKA":
-            skipped.append(f"route from {source.endpoint_id!r}: a {source.protocol or 'protocol-less'} source is "
+            notes.append(f"route from {source.endpoint_id!r}: a {source.protocol or 'protocol-less'} source is "
                            "served by `xgate run`, not the Spark runner")
             continue
         for role in ("conformant", "nonconformant", "unmatched"):
@@ -83,9 +85,10 @@ def plan_stream(snapshot: Snapshot, settings: Settings, bundle: RegistryBundle) 
                 raise PlanError(f"route from {source.endpoint_id!r}: the {role} destination {target.endpoint_id!r} "
                                 f"is {target.protocol}; the Spark runner produces to Kafka endpoints only")
         kafka_routes.append(route)
+    kafka_routes += _unrouted(snapshot, settings, {route.source.endpoint_id for route in routes}, notes)
     if not kafka_routes:
-        raise PlanError("no route has a Kafka source endpoint: the Spark runner reads Kafka topics "
-                        "(add `routes:` to gateway.yaml or `xgate.route.*` labels to a Kafka consumer endpoint)")
+        raise PlanError("no Kafka consumer endpoint with bootstrap servers and a topic: the Spark runner reads Kafka "
+                        "topics (routes in gateway.yaml or `xgate.route.*` labels send its verdicts onward)")
     try:
         sources = tuple(_source(route) for route in kafka_routes)
         sinks: dict[str, Connection] = {}
@@ -96,7 +99,27 @@ def plan_stream(snapshot: Snapshot, settings: Settings, bundle: RegistryBundle) 
         table = routing_table(kafka_routes)
     except AdapterError as exc:
         raise PlanError(str(exc)) from None
-    return StreamPlan(bundle, table, sources, tuple(sinks.items()), tuple(skipped))
+    return StreamPlan(bundle, table, sources, tuple(sinks.items()), tuple(notes))
+
+
+def _unrouted(snapshot: Snapshot, settings: Settings, routed: set[str], notes: list[str]) -> list[Route]:
+    """Kafka consumer endpoints without a route: judged, counted and audited, forwarded nowhere."""
+    found: list[Route] = []
+    for endpoint_id, endpoint in sorted(snapshot.registry.endpoints.items()):
+        usage = endpoint.attrs.get("usage") or []
+        if endpoint_id in routed or endpoint.attrs.get("protocol") != "KAFKA" or \
+                (usage and not set(usage) & set(SOURCE_USAGES)):
+            continue
+        config = endpoint_config(snapshot.registry, endpoint_id, settings)
+        try:
+            source_options(config)
+        except AdapterError as exc:
+            notes.append(f"{exc} (no route, so it is not read)")
+            continue
+        notes.append(f"Kafka endpoint {endpoint_id!r} has no route: its records are judged, counted and "
+                       "audited, not forwarded")
+        found.append(Route(config, None, None, None, "drop", settings.runtime.inflight))
+    return found
 
 
 def _source(route: Route) -> KafkaSource:
