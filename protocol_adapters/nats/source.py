@@ -46,6 +46,7 @@ from protocol_adapters.nats.options import NatsOptions, source_options
 
 BACKOFF_INITIAL = 0.1
 RECHECK_IDLE = 10.0  # seconds of empty fetches after which the source checks its consumer still exists
+PULL_EXPIRY_MARGIN = 0.1  # seconds past a pull request's expiry before closing releases messages
 # a failed ack/nack only means a (later) redelivery: never worth an exception in the runtime
 _ACK_FAILURES = (nats.errors.Error, OSError)  # OSError covers TimeoutError
 
@@ -192,6 +193,7 @@ class NatsSource:
         self._unacked: dict[str, Msg] = {}  # JetStream: reply (ack) subject -> message handed out
         self._stopped = asyncio.Event()
         self._failure: Exception | None = None  # why the fetcher gave up, raised by the iteration
+        self._pull_expires = 0.0  # when the server drops the last pull request (monotonic clock)
 
     async def __aenter__(self) -> Self:
         options = self.options
@@ -224,6 +226,12 @@ class NatsSource:
                 self._fetcher.cancel()
                 with contextlib.suppress(BaseException):
                     await self._fetcher
+        if self._sub is not None and not isinstance(self._sub, Subscription):
+            # a pull request the server still holds would take a message released below and lose it until
+            # ackwait: drop the pull inbox and let the last request expire first
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+            await asyncio.sleep(max(0.0, self._pull_expires + PULL_EXPIRY_MARGIN - time.monotonic()))
         # fetched but not acknowledged: release now rather than after ackwait
         for msg in [*self._unacked.values(), *self._buffer.items]:
             with contextlib.suppress(*_ACK_FAILURES):
@@ -300,6 +308,7 @@ class NatsSource:
             if not room:
                 return
             try:
+                self._pull_expires = time.monotonic() + timeout
                 msgs = await self._sub.fetch(min(room, batch), timeout=timeout)
             except TimeoutError:
                 # nothing to fetch, or a consumer that is gone: nats-py reports its 404/409/503 statuses as

@@ -112,7 +112,7 @@ class ContractSuite:
         acked = {repr(harness.comparable(e)) for e in first[:5]}
         unacked = {repr(harness.comparable(e)) for e in first[5:]}
         redelivered = {repr(harness.comparable(e)) for e in again}
-        assert redelivered == unacked and not redelivered & acked
+        assert redelivered == unacked and not redelivered & acked, (sorted(redelivered - unacked), sorted(unacked - redelivered))
 
     def test_nack_releases_the_message_for_redelivery(self, harness: Harness) -> None:
         if not harness.at_least_once:
