@@ -16,6 +16,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+import orjson
+
 from gateway.envelope import Envelope, header_value
 from gateway.verdict import Rule, Violation
 
@@ -157,6 +159,12 @@ def read_structured_event(event: Any) -> CloudEventReading:
 
 
 def parse_json_body(body: bytes) -> tuple[Any, Violation | None]:
+    # orjson first (several times faster); what it refuses is read again by json, which decides and explains
+    # (orjson refuses a few documents json accepts, such as integers beyond 64 bits)
+    try:
+        return orjson.loads(body), None
+    except (orjson.JSONDecodeError, TypeError):
+        pass
     try:
         return json.loads(body), None
     except (ValueError, UnicodeDecodeError) as exc:

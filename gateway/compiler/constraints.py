@@ -42,7 +42,11 @@ def resolve_type(propdef: dict[str, Any], default_type: str | None) -> str:
     return default_type or "any"
 
 
-def compile_property(path: str, getter: Getter, propdef: dict[str, Any], default_type: str | None) -> Check:
+ValueCheck = Callable[[Any, bool, dict[str, str]], "tuple[Violation, ...] | None"]
+
+
+def compile_value(path: str, propdef: dict[str, Any], default_type: str | None) -> tuple[ValueCheck, bool]:
+    """The check of one present value (type, template with bindings, exact value), and whether it is required."""
     required = propdef.get("required") is True
     type_name = resolve_type(propdef, default_type)
     is_type = checker(type_name)
@@ -53,32 +57,67 @@ def compile_property(path: str, getter: Getter, propdef: dict[str, Any], default
         template = compile_template(value)
     elif value is not None and not (type_name == "timestamp" and value in ANY_TIMESTAMPS):
         expected = coerce(value, type_name, isinstance(value, str))
+    plain_string = type_name == "string"
+
+    def check(actual: Any, text: bool, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+        if plain_string and actual.__class__ is str and template is None:
+            # the common case, decided without coercion: a string-typed value, exact or free
+            if expected is MISSING or actual == expected:
+                return None
+            return (Violation(path, Rule.VALUE, value, actual, f"{path} must be {value!r}"),)
+        if not is_type(actual, text):
+            return (Violation(path, Rule.TYPE, type_name, actual, f"{path} is not a valid {type_name}"),)
+        if template is not None:
+            found = template.match(actual) if isinstance(actual, str) else None
+            if found is None and isinstance(actual, str) and template.conflicts(actual):
+                return (Violation(path, Rule.PLACEHOLDER, template.text, actual,
+                                  f"{path} binds one placeholder of {template.text} to two different texts"),)
+            if found is None:
+                return (Violation(path, Rule.TEMPLATE, template.text, actual,
+                                  f"{path} does not fit the template {template.text}"),)
+            for name, bound_text in found.items():
+                bound = bindings.setdefault(name, bound_text)
+                if bound != bound_text:
+                    return (Violation(path, Rule.PLACEHOLDER, f"{{{name}}} = {bound}", bound_text,
+                                      f"placeholder {{{name}}} is {bound_text!r} here but {bound!r} elsewhere"),)
+        elif expected is not MISSING and coerce(actual, type_name, text) != expected:
+            return (Violation(path, Rule.VALUE, value, actual, f"{path} must be {value!r}"),)
+        return None
+
+    return check, required
+
+
+def _absent(path: str) -> tuple[Violation, ...]:
+    return (Violation(path, Rule.REQUIRED, "present", None, f"{path} is required but absent"),)
+
+
+def compile_property(path: str, getter: Getter, propdef: dict[str, Any], default_type: str | None) -> Check:
+    check_value, required = compile_value(path, propdef, default_type)
 
     def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
         values, text = getter(view)
         if not values:
-            if required:
-                return (Violation(path, Rule.REQUIRED, "present", None, f"{path} is required but absent"),)
-            return None
+            return _absent(path) if required else None
         for actual in values:
-            if not is_type(actual, text):
-                return (Violation(path, Rule.TYPE, type_name, actual, f"{path} is not a valid {type_name}"),)
-            if template is not None:
-                found = template.match(actual) if isinstance(actual, str) else None
-                if found is None and isinstance(actual, str) and template.conflicts(actual):
-                    return (Violation(path, Rule.PLACEHOLDER, template.text, actual,
-                                      f"{path} binds one placeholder of {template.text} to two different texts"),)
-                if found is None:
-                    return (Violation(path, Rule.TEMPLATE, template.text, actual,
-                                      f"{path} does not fit the template {template.text}"),)
-                for name, bound_text in found.items():
-                    bound = bindings.setdefault(name, bound_text)
-                    if bound != bound_text:
-                        return (Violation(path, Rule.PLACEHOLDER, f"{{{name}}} = {bound}", bound_text,
-                                          f"placeholder {{{name}}} is {bound_text!r} here but {bound!r} elsewhere"),)
-            elif expected is not MISSING and coerce(actual, type_name, text) != expected:
-                return (Violation(path, Rule.VALUE, value, actual, f"{path} must be {value!r}"),)
+            found = check_value(actual, text, bindings)
+            if found is not None:
+                return found
         return None
+
+    return check
+
+
+def compile_attribute(name: str, propdef: dict[str, Any], default_type: str | None) -> Check:
+    """A CloudEvents attribute: read straight from the event (one value, never repeated)."""
+    path = f"envelopemetadata.{name}"
+    check_value, required = compile_value(path, propdef, default_type)
+
+    def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+        event = view.event
+        actual = event.attributes.get(name) if event is not None else None
+        if actual is None:
+            return _absent(path) if required else None
+        return check_value(actual, event.text, bindings)  # type: ignore[union-attr]
 
     return check
 
@@ -137,6 +176,22 @@ _URI = checker("uri")
 _TIMESTAMP = checker("timestamp")
 
 
+# attribute names recur on every message: their verdict is remembered (a bounded set, so hostile traffic
+# with ever-new names cannot grow it without limit)
+_GOOD_NAMES: set[str] = set()
+_GOOD_NAMES_LIMIT = 4096
+
+
+def _good_name(name: str) -> bool:
+    if name in _GOOD_NAMES:
+        return True
+    if _ATTRIBUTE_NAME.fullmatch(name) is None:
+        return False
+    if len(_GOOD_NAMES) < _GOOD_NAMES_LIMIT:
+        _GOOD_NAMES.add(name)
+    return True
+
+
 def cloudevents_rules(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
     """The implicit CloudEvents 1.0 rules (CONFORMANCE.md section 5.1)."""
     event = view.event
@@ -146,6 +201,22 @@ def cloudevents_rules(view: MessageView, bindings: dict[str, str]) -> tuple[Viol
         return (event.problem,)
     attributes = event.attributes
     text = event.text
+    get = attributes.get
+    # the fast pass: decide "all good" with as little work as possible; explain only on failure
+    source, time, dataschema = get("source"), get("time"), get("dataschema")
+    if get("specversion") == "1.0" and _nonempty_text(get("id")) and _nonempty_text(get("type")) and \
+            _nonempty_text(source) and _URIREF(source, text) and \
+            (time is None or _TIMESTAMP(time, text)) and (dataschema is None or _URI(dataschema, text)) and \
+            all(_good_name(name) for name in attributes):
+        return None
+    return _cloudevents_violations(attributes, text)
+
+
+def _nonempty_text(value: Any) -> bool:
+    return value.__class__ is str and value != ""
+
+
+def _cloudevents_violations(attributes: dict[str, Any], text: bool) -> tuple[Violation, ...] | None:
     found: list[Violation] = []
     specversion = attributes.get("specversion")
     if specversion != "1.0":
@@ -168,7 +239,7 @@ def cloudevents_rules(view: MessageView, bindings: dict[str, str]) -> tuple[Viol
     if dataschema is not None and not _URI(dataschema, text):
         found.append(_ce_violation("dataschema", Rule.TYPE, "uri", dataschema, "dataschema must be an absolute URI"))
     for name in attributes:
-        if _ATTRIBUTE_NAME.fullmatch(name) is None:
+        if not _good_name(name):
             found.append(_ce_violation(name, Rule.ATTRIBUTE_NAME, "[a-z0-9]+", name,
                                        f"attribute name {name!r} must be lower-case letters and digits"))
     return tuple(found) if found else None

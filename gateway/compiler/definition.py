@@ -10,6 +10,7 @@ from typing import Any
 from gateway.compiler.constraints import (
     Check,
     cloudevents_rules,
+    compile_attribute,
     compile_content_type,
     compile_payload,
     compile_property,
@@ -159,9 +160,7 @@ def compile_definition(definition: MessageDefinition, cache: PayloadCache,
                 # compared as a media type by the content-type rule, not as a string
                 declared_content_type = propdef["value"]
                 propdef = {k: v for k, v in propdef.items() if k != "value"}
-            getter = _attribute_getter(name)
-            checks.append(compile_property(f"envelopemetadata.{name}", getter, propdef,
-                                           CE_DEFAULT_TYPES.get(name, "string")))
+            checks.append(compile_attribute(name, propdef, CE_DEFAULT_TYPES.get(name, "string")))
             specificity += 1
     by_path: dict[str, list[OptionConstraint]] = {}
     for option in option_constraints(attrs.get("protocol"), attrs.get("protocoloptions") or {}):
@@ -188,15 +187,6 @@ def compile_definition(definition: MessageDefinition, cache: PayloadCache,
         specificity += 1
     return CompiledDefinition(definition.groupid, definition.messageid, family, cloudevents, specificity,
                               _discriminator(definition, cloudevents, family), tuple(checks))
-
-
-def _attribute_getter(name: str) -> Callable[[MessageView], tuple[tuple[Any, ...], bool]]:
-    def get(view: MessageView) -> tuple[tuple[Any, ...], bool]:
-        event = view.event
-        if event is None or name not in event.attributes or event.attributes[name] is None:
-            return (), False
-        return (event.attributes[name],), event.text
-    return get
 
 
 def _payload(definition: MessageDefinition, cloudevents: bool, cache: PayloadCache,
