@@ -37,10 +37,9 @@ brokers: $(STAMP)
 brokers-stop:
 	@for b in $(BROKERS); do bash deploy/brokers/$$b.sh stop; done
 
-# hot path against the parse floor; the Spark runner against `xgate check` (batch, and streaming on Tansu)
+# every benchmark (bench/__main__.py): hot path, memory, the Spark runner; ratios measured in one run
 bench: $(STAMP) brokers
 	$(PY) -m bench
-	$(PY) -m bench.spark
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

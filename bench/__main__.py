@@ -1,78 +1,54 @@
-"""Hot-path benchmark on the demo registry: interleaved rounds, medians and spread, ratios only.
+"""`make bench`: every benchmark, one after another, each measuring its candidates side by side.
 
-    python -m bench [--count 20000] [--rounds 7]
+    python -m bench [--quick]
 
-Candidates, each over the same seeded traffic:
-  floor     json.loads of every recorded line (the cost of merely reading it)
-  classify  Ruleset.classify on prepared Envelopes (the hot path)
-  check     recorded line -> verdict, end to end as `xgate check` does it
-Results go to bench/results/hotpath.json and a table on stdout.
+  bench.hotpath  the hot path on the reference workload against the orjson floor and the naive baseline
+  bench.memory   RSS per 1,000 compiled definitions; RSS over 10 million judged messages
+  bench.spark    the Spark runner against `xgate check` on 100k Kafka messages (batch, and streaming on Tansu)
+Each writes bench/results/<name>.json; this prints their tables. No figure is a pass/fail test:
+the machine is shared and noisy, so every figure is a ratio measured in the same run.
+--quick shortens every run (for trying the suite, not for figures).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from gateway.check import judge_lines
-from gateway.compiler import compile_registry
-from gateway.loader import load_snapshot
-from gateway.recorded import envelope_from_record
-from gateway.testing.traffic import generate
+from bench import hotpath, memory
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--count", type=int, default=20000)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="small counts, for trying the suite")
     args = parser.parse_args()
-    snapshot = load_snapshot([ROOT / "config" / "demo"])
-    ruleset = compile_registry(snapshot.registry, snapshot.digest)
-    records = generate(args.count, seed=11)
-    lines = [json.dumps(r) for r in records]
-    envelopes = [envelope_from_record(r) for r in records]
-
-    def floor() -> None:
-        for line in lines:
-            json.loads(line)
-
-    def classify() -> None:
-        run = ruleset.classify
-        for envelope in envelopes:
-            run(envelope)
-
-    def check() -> None:
-        for _ in judge_lines(ruleset, lines):
-            pass
-
-    candidates: dict[str, Callable[[], None]] = {"floor": floor, "classify": classify, "check": check}
-    timings: dict[str, list[float]] = {name: [] for name in candidates}
-    for _ in range(args.rounds):
-        for name, run in candidates.items():  # interleaved: each round runs every candidate once
-            start = time.perf_counter()
-            run()
-            timings[name].append(time.perf_counter() - start)
-    medians = {name: statistics.median(values) for name, values in timings.items()}
-    result = {"messages": args.count, "rounds": args.rounds,
-              "per_message_us": {n: 1e6 * m / args.count for n, m in medians.items()},
-              "spread_pct": {n: 100 * (max(v) - min(v)) / statistics.median(v) for n, v in timings.items()},
-              "ratios": {"classify_over_floor": medians["classify"] / medians["floor"],
-                         "check_over_floor": medians["check"] / medians["floor"]}}
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+
+    result = hotpath.run(5000, 500, 3) if args.quick else hotpath.run()
     (out / "hotpath.json").write_text(json.dumps(result, indent=2))
-    print(f"{'candidate':<10} {'us/msg':>8} {'spread%':>8}")
-    for name in candidates:
-        print(f"{name:<10} {result['per_message_us'][name]:>8.2f} {result['spread_pct'][name]:>8.1f}")
-    for name, ratio in result["ratios"].items():
-        print(f"{name}: {ratio:.2f}x")
-    return 0
+    print(hotpath.render(result), flush=True)
+
+    result = memory.run(1000, 1_000_000) if args.quick else memory.run()
+    (out / "memory.json").write_text(json.dumps(result, indent=2))
+    print(memory.render(result), flush=True)
+
+    # Spark in its own process: its JVM and Python workers must not share this interpreter's heap figures
+    spark = [sys.executable, "-m", "bench.spark", "--rounds", "2"]
+    if args.quick:
+        spark += ["--count", "20000", "--rounds", "1"]
+    done = subprocess.run(spark, cwd=ROOT, check=False, capture_output=True, text=True)
+    table = [line for line in done.stdout.splitlines() if line.strip()]
+    print("\n".join(table) if done.returncode == 0 else f"bench.spark failed:\n{done.stderr[-3000:]}", flush=True)
+    print(f"bench: {time.monotonic() - started:.0f} s; results in {out}")
+    return done.returncode
 
 
 if __name__ == "__main__":
