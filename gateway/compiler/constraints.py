@@ -107,6 +107,32 @@ def compile_property(path: str, getter: Getter, propdef: dict[str, Any], default
     return check
 
 
+# the types `cloudevents_rules` already enforces for these attributes whenever they are present
+IMPLICIT_CE_TYPES = {"source": "urireference", "time": "timestamp", "dataschema": "uri"}
+
+
+def attribute_shortcut(name: str, propdef: dict[str, Any], default_type: str | None) -> tuple[str, Any] | None:
+    """How `passes` may decide a CloudEvents attribute rule without its closure, or None when it may not.
+
+    ("exact", text): required, string-typed, one literal value; ("string", None): required string, any value;
+    ("present", None): required, and its type is one `cloudevents_rules` checks; ("free", None): optional,
+    no value, and its type is one `cloudevents_rules` checks (nothing left to check). Only for the boolean
+    pass: `cloudevents_rules` runs in the same pass, and violations are still found by the closures.
+    """
+    required = propdef.get("required") is True
+    type_name = resolve_type(propdef, default_type)
+    value = propdef.get("value")
+    if type_name == "string":
+        if value is None:
+            return ("string", None) if required else None
+        if isinstance(value, str) and not has_placeholders(value) and required:
+            return ("exact", value)
+        return None
+    if value is None and IMPLICIT_CE_TYPES.get(name) == type_name:
+        return ("present", None) if required else ("free", None)
+    return None
+
+
 def compile_attribute(name: str, propdef: dict[str, Any], default_type: str | None) -> Check:
     """A CloudEvents attribute: read straight from the event (one value, never repeated)."""
     path = f"envelopemetadata.{name}"

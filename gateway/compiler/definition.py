@@ -9,6 +9,7 @@ from typing import Any
 
 from gateway.compiler.constraints import (
     Check,
+    attribute_shortcut,
     cloudevents_rules,
     compile_attribute,
     compile_content_type,
@@ -52,6 +53,13 @@ class Discriminator:
         return actual == self.value
 
 
+@dataclass(frozen=True, slots=True)
+class AttributeShortcuts:
+    exact: dict[str, str]       # required attributes with one literal string value
+    strings: tuple[str, ...]    # required string attributes, any value
+    present: tuple[str, ...]    # required attributes whose type `cloudevents_rules` checks
+
+
 @dataclass(slots=True)
 class CompiledDefinition:
     groupid: str
@@ -61,15 +69,36 @@ class CompiledDefinition:
     specificity: int
     discriminator: Discriminator | None
     checks: tuple[Check, ...]
+    # the boolean pass: CloudEvents attribute rules decided without closures (see `attribute_shortcut`),
+    # then the closures of every other check, in order
+    shortcuts: AttributeShortcuts = field(default_factory=lambda: AttributeShortcuts({}, (), ()))
+    pass_checks: tuple[Check, ...] = ()
     # (-specificity, groupid, messageid): the first match in this order wins
     rank: tuple[int, str, str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.rank = (-self.specificity, self.groupid, self.messageid)
+        if not self.pass_checks:
+            self.pass_checks = self.checks
 
     def passes(self, view: MessageView) -> bool:
+        if self.cloudevents:
+            event = view.event
+            if event is None:
+                return False
+            attributes = event.attributes
+            shortcuts = self.shortcuts
+            # one C-level comparison for every exact value: dict items are compared, never hashed
+            if not shortcuts.exact.items() <= attributes.items():
+                return False
+            for name in shortcuts.strings:
+                if attributes.get(name).__class__ is not str:
+                    return False
+            for name in shortcuts.present:
+                if name not in attributes:
+                    return False
         bindings: dict[str, str] = {}
-        for check in self.checks:
+        for check in self.pass_checks:
             if check(view, bindings) is not None:
                 return False
         return True
@@ -153,6 +182,7 @@ def compile_definition(definition: MessageDefinition, cache: PayloadCache,
     specificity = 0
     metadata = attrs.get("envelopemetadata") or {}
     declared_content_type: str | None = None
+    shortcut_of: dict[int, tuple[str, tuple[str, Any]]] = {}  # position in `checks` -> (attribute, shortcut)
     if cloudevents:
         checks.append(cloudevents_rules)
         for name, propdef in metadata.items():
@@ -160,7 +190,11 @@ def compile_definition(definition: MessageDefinition, cache: PayloadCache,
                 # compared as a media type by the content-type rule, not as a string
                 declared_content_type = propdef["value"]
                 propdef = {k: v for k, v in propdef.items() if k != "value"}
-            checks.append(compile_attribute(name, propdef, CE_DEFAULT_TYPES.get(name, "string")))
+            default_type = CE_DEFAULT_TYPES.get(name, "string")
+            shortcut = attribute_shortcut(name, propdef, default_type)
+            if shortcut is not None:
+                shortcut_of[len(checks)] = (name, shortcut)
+            checks.append(compile_attribute(name, propdef, default_type))
             specificity += 1
     by_path: dict[str, list[OptionConstraint]] = {}
     for option in option_constraints(attrs.get("protocol"), attrs.get("protocoloptions") or {}):
@@ -185,8 +219,14 @@ def compile_definition(definition: MessageDefinition, cache: PayloadCache,
     if payload_check is not None:
         checks.append(payload_check)
         specificity += 1
+    shortcuts = AttributeShortcuts(
+        {name: value for name, (kind, value) in shortcut_of.values() if kind == "exact"},
+        tuple(name for name, (kind, _) in shortcut_of.values() if kind == "string"),
+        tuple(name for name, (kind, _) in shortcut_of.values() if kind == "present"))
+    pass_checks = tuple(check for position, check in enumerate(checks) if position not in shortcut_of)
     return CompiledDefinition(definition.groupid, definition.messageid, family, cloudevents, specificity,
-                              _discriminator(definition, cloudevents, family), tuple(checks))
+                              _discriminator(definition, cloudevents, family), tuple(checks), shortcuts,
+                              pass_checks)
 
 
 def _payload(definition: MessageDefinition, cloudevents: bool, cache: PayloadCache,
