@@ -107,9 +107,9 @@ def run(count: int = 20000, naive_count: int = 2000, rounds: int = 5) -> dict[st
 
 
 def render(result: dict[str, Any]) -> str:
-    lines = [f"hot path: {result['messages']} workload messages ({result['naive_messages']} for naive), "
-             f"{result['rounds']} interleaved rounds, medians",
-             f"{'candidate':<16} {'us/msg':>9} {'spread%':>8}"]
+    title = (f"hot path: {result['messages']} workload messages ({result['naive_messages']} for naive), "
+             f"{result['rounds']} interleaved rounds, medians")
+    lines = [title, f"{'candidate':<16} {'us/msg':>9} {'spread%':>8}"]
     for name, value in result["per_message_us"].items():
         lines.append(f"{name:<16} {value:>9.2f} {result['spread_pct'][name]:>8.1f}")
     lines += [f"{name}: {ratio:.2f}x" for name, ratio in result["ratios"].items()]

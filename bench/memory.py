@@ -116,8 +116,9 @@ def run(definitions: int = 1000, messages: int = 10_000_000) -> dict[str, Any]:
 
 def render(result: dict[str, Any]) -> str:
     compiled, long_run = result["compiled"], result["long_run"]
-    lines = [f"memory: {compiled['definitions']} definitions: loading {compiled['load_mib']:.1f} MiB + compiling "
-             f"{compiled['compile_mib']:.1f} MiB = {result['mib_per_1000_definitions']:.1f} MiB per 1000 definitions",
+    sizes = (f"memory: {compiled['definitions']} definitions: loading {compiled['load_mib']:.1f} MiB + compiling "
+             f"{compiled['compile_mib']:.1f} MiB = {result['mib_per_1000_definitions']:.1f} MiB per 1000 definitions")
+    lines = [sizes,
              f"memory: {long_run['messages']:,} messages judged: RSS "
              + ", ".join(f"{count // 1_000_000}M {rss:.0f}" for count, rss in long_run["rss_mib"])
              + f" MiB (growth after the first million {long_run['growth_after_first_million_mib']:+.1f} MiB)"]
