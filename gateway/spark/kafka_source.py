@@ -180,9 +180,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict[str, dict[str, int]], end: dict[str, dict[str, int]]) -> Sequence[OffsetRange]:
         begun, until = _flat(start), _flat(end)
         client = tuple(sorted(self.client.items()))
+        # a partition new in this batch starts where its log starts (as latestOffset counted it)
+        new = [tp for tp in until if tp not in begun]
+        low = self._watermarks(new, "earliest") if new else {}
         ranges = []
         for (topic, partition), stop in sorted(until.items()):
-            first = begun.get((topic, partition), 0)
+            first = begun.get((topic, partition), low.get((topic, partition), 0))
             if stop > first:
                 ranges.append(OffsetRange(topic, partition, first, stop, client, self.fail_on_data_loss))
         return ranges
