@@ -13,13 +13,13 @@ the machine is shared and noisy, so every figure is a ratio measured in the same
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from bench import hotpath, memory
+from bench.results import RESULTS, save
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,16 +28,14 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="small counts, for trying the suite")
     args = parser.parse_args()
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
 
     result = hotpath.run(5000, 500, 3) if args.quick else hotpath.run()
-    (out / "hotpath.json").write_text(json.dumps(result, indent=2))
+    save("hotpath", result)
     print(hotpath.render(result), flush=True)
 
     result = memory.run(1000, 1_000_000) if args.quick else memory.run()
-    (out / "memory.json").write_text(json.dumps(result, indent=2))
+    save("memory", result)
     print(memory.render(result), flush=True)
 
     # Spark in its own process: its JVM and Python workers must not share this interpreter's heap figures
@@ -47,7 +45,7 @@ def main() -> int:
     done = subprocess.run(spark, cwd=ROOT, check=False, capture_output=True, text=True)
     table = [line for line in done.stdout.splitlines() if line.strip()]
     print("\n".join(table) if done.returncode == 0 else f"bench.spark failed:\n{done.stderr[-3000:]}", flush=True)
-    print(f"bench: {time.monotonic() - started:.0f} s; results in {out}")
+    print(f"bench: {time.monotonic() - started:.0f} s; results in {RESULTS}")
     return done.returncode
 
 

@@ -28,12 +28,11 @@ import orjson
 
 from bench import workload
 from bench.naive import NaiveValidator
+from bench.results import save
 from gateway.check import judge_lines
 from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
 from gateway.recorded import envelope_from_record
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def candidates(count: int, naive_count: int) -> tuple[dict[str, Callable[[], None]], dict[str, int]]:
@@ -124,9 +123,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     result = run(args.count, args.naive_count, args.rounds)
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "hotpath.json").write_text(json.dumps(result, indent=2))
+    save("hotpath", result)
     print(render(result))
     return 0
 

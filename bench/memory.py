@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.results import save
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = 4096
 
@@ -132,9 +134,7 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=10_000_000)
     args = parser.parse_args()
     result = run(args.definitions, args.messages)
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "memory.json").write_text(json.dumps(result, indent=2))
+    save("memory", result)
     print(render(result))
     return 0
 

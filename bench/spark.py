@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.results import save
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "config" / "demo"
 BOOTSTRAP = "127.0.0.1:19092"
@@ -198,9 +200,7 @@ def main() -> int:
               "spread_pct": {n: 100 * (max(v) - min(v)) / statistics.median(v) for n, v in timings.items()},
               "rate_over_check": {n: medians["check"] / m for n, m in medians.items()},
               "runner_seconds_by_phase": phases}
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "spark.json").write_text(json.dumps(result, indent=2))
+    save("spark", result)
     print(f"{args.count} messages, Spark {args.master}, {args.rounds} interleaved rounds (medians)")
     print(f"{'candidate':<16} {'msg/s':>10} {'seconds':>8} {'spread%':>8} {'rate vs check':>14}")
     for name in timings:
