@@ -71,15 +71,13 @@ class CompiledDefinition:
     checks: tuple[Check, ...]
     # the boolean pass: CloudEvents attribute rules decided without closures (see `attribute_shortcut`),
     # then the closures of every other check, in order
-    shortcuts: AttributeShortcuts = field(default_factory=lambda: AttributeShortcuts({}, (), ()))
-    pass_checks: tuple[Check, ...] = ()
+    shortcuts: AttributeShortcuts
+    pass_checks: tuple[Check, ...]
     # (-specificity, groupid, messageid): the first match in this order wins
     rank: tuple[int, str, str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.rank = (-self.specificity, self.groupid, self.messageid)
-        if not self.pass_checks:
-            self.pass_checks = self.checks
 
     def passes(self, view: MessageView) -> bool:
         if self.cloudevents:

@@ -22,7 +22,7 @@ from gateway.spark.headers import header_pairs, headers_array
 from gateway.spark.shipping import RegistryBundle, ruleset_for
 from gateway.spark.validate import RESULT_COLUMNS, verdict_columns
 from protocol_adapters.kafka.mapping import kafka_envelope, outgoing_record
-from protocol_adapters.kafka.options import sink_options
+from protocol_adapters.kafka.options import Connection, sink_options
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -36,6 +36,7 @@ class KafkaDestination:
     """Where one destination endpoint's records are produced (its endpoint options, read on the driver)."""
 
     endpoint_id: str
+    connection: Connection
     topic: str
     partition: int | None
     default_key: bytes | None
@@ -58,7 +59,8 @@ def routing_table(routes: list[Route]) -> RoutingTable:
             if target is not None and target.endpoint_id not in destinations:
                 options = sink_options(target)
                 destinations[target.endpoint_id] = KafkaDestination(
-                    target.endpoint_id, options.topic, options.partition, options.default_key, options.default_headers)
+                    target.endpoint_id, options.connection, options.topic, options.partition, options.default_key,
+                    options.default_headers)
     return RoutingTable(tuple((r.source.endpoint_id, r) for r in routes), tuple(destinations.items()))
 
 

@@ -32,7 +32,7 @@ from gateway.settings import Settings
 from gateway.spark.kafka_options import JVM_FORMAT, PYTHON_FORMAT, jvm_options, python_options
 from gateway.spark.routing import RoutingTable, route_frame, routing_table
 from gateway.spark.shipping import RegistryBundle
-from protocol_adapters.kafka.options import Connection, sink_options, source_options
+from protocol_adapters.kafka.options import Connection, source_options
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -53,12 +53,11 @@ class KafkaSource:
 
 @dataclass(frozen=True, slots=True)
 class StreamPlan:
-    """What the query reads, how it judges and routes, and which clusters it writes to."""
+    """What the query reads, and how it judges and routes (the table names every destination and its cluster)."""
 
     bundle: RegistryBundle
     table: RoutingTable
     sources: tuple[KafkaSource, ...]
-    sinks: tuple[tuple[str, Connection], ...]
     # what the runner leaves to `xgate run` or reads without a route, and why (printed at start)
     notes: tuple[str, ...] = ()
 
@@ -91,15 +90,10 @@ def plan_stream(snapshot: Snapshot, settings: Settings, bundle: RegistryBundle) 
                         "topics (routes in gateway.yaml or `xgate.route.*` labels send its verdicts onward)")
     try:
         sources = tuple(_source(route) for route in kafka_routes)
-        sinks: dict[str, Connection] = {}
-        for route in kafka_routes:
-            for target in (route.conformant, route.nonconformant, route.unmatched):
-                if target is not None:
-                    sinks.setdefault(target.endpoint_id, sink_options(target).connection)
         table = routing_table(kafka_routes)
     except AdapterError as exc:
         raise PlanError(str(exc)) from None
-    return StreamPlan(bundle, table, sources, tuple(sinks.items()), tuple(notes))
+    return StreamPlan(bundle, table, sources, tuple(notes))
 
 
 def _unrouted(snapshot: Snapshot, settings: Settings, routed: set[str], notes: list[str]) -> list[Route]:
@@ -221,8 +215,8 @@ class BatchWriter:
         self.out = out
         self.totals = Totals()
         self._clusters: dict[Connection, list[str]] = {}
-        for endpoint_id, connection in plan.sinks:
-            self._clusters.setdefault(connection, []).append(endpoint_id)
+        for endpoint_id, destination in plan.table.destinations:
+            self._clusters.setdefault(destination.connection, []).append(endpoint_id)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         from pyspark import StorageLevel

@@ -63,7 +63,7 @@ def test_unrouted_kafka_consumer_is_judged_not_forwarded(tmp_path: Path) -> None
     assert (route.conformant, route.nonconformant, route.unmatched, route.policy) == (None, None, None, "drop")
     assert any("'audit.in' has no route" in n for n in result.notes)
     assert any("'no.topic'" in n and "topic" in n for n in result.notes)
-    assert result.sinks == ()
+    assert result.table.destinations == ()
 
 
 def test_nothing_to_read_is_a_plan_error(tmp_path: Path) -> None:
