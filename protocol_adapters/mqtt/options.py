@@ -47,6 +47,7 @@ from paho.mqtt.properties import Properties
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
+from protocol_adapters.option_values import read_flag
 
 V5 = "MQTT/5.0"
 V311 = "MQTT/3.1.1"
@@ -145,11 +146,10 @@ def _bool(config: EndpointConfig, name: str, default: bool) -> bool:
     value = _lookup(config, name)
     if value is None:
         return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
-        return value.strip().lower() in ("true", "1", "yes")
-    raise _invalid(config, f"option {name!r} must be true or false, found {value!r}")
+    flag = read_flag(value)
+    if flag is None:
+        raise _invalid(config, f"option {name!r} must be true or false, found {value!r}")
+    return flag
 
 
 def _topics(value: Any) -> list[str]:

@@ -40,6 +40,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
+from protocol_adapters.option_values import read_flag
 
 SCHEMES = {"nats": "nats", "tcp": "nats", "tls": "tls", "ws": "ws", "wss": "wss"}
 # JetStream names: no whitespace, no subject tokens separators or wildcards, no path separators
@@ -130,11 +131,10 @@ def _flag(config: EndpointConfig, name: str, default: bool) -> bool:
     value = _lookup(config, name)
     if value is None:
         return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "false", "0", "no"):
-        return value.strip().lower() in ("true", "1", "yes")
-    raise _invalid(config, f"option {name!r} must be true or false, not {value!r}")
+    flag = read_flag(value)
+    if flag is None:
+        raise _invalid(config, f"option {name!r} must be true or false, not {value!r}")
+    return flag
 
 
 def _subjects(config: EndpointConfig, fallback: str | None) -> tuple[str, ...]:
