@@ -10,19 +10,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import SHARED_CONFORMANCE
+from tests.conftest import conformance_dir
 
-SUITE = SHARED_CONFORMANCE / "jsonschema-suite" / "tests"
 DRAFTS = {"draft7": "JSONSchema/draft-07", "draft2020-12": "JSONSchema/draft/2020-12"}
 ENDPOINT = "suite"
 
 
 def corpus(endpoint_options: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(registry document, recorded Kafka messages); remote-ref groups are left out (no fetching)."""
+    """(registry document, recorded Kafka messages); remote-ref groups are left out (no fetching).
+
+    Skips the calling test when ../shared/conformance is not beside the checkout.
+    """
+    suite = conformance_dir("jsonschema-suite", "tests")
     messages: dict[str, Any] = {}
     records: list[dict[str, Any]] = []
     for draft, format_name in DRAFTS.items():
-        for path in sorted((SUITE / draft).glob("*.json")):
+        for path in sorted((suite / draft).glob("*.json")):
             for g, group in enumerate(json.loads(path.read_text("utf-8"))):
                 if "localhost:1234" in json.dumps(group["schema"]):
                     continue
