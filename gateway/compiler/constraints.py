@@ -58,8 +58,13 @@ def compile_value(path: str, propdef: dict[str, Any], default_type: str | None) 
     elif value is not None and not (type_name == "timestamp" and value in ANY_TIMESTAMPS):
         expected = coerce(value, type_name, isinstance(value, str))
     plain_string = type_name == "string"
+    # a literal that is itself a valid value of its string-like type: the same text passes without a type check
+    valid_literal = expected if isinstance(expected, str) and type_name in STRING_LIKE and \
+        is_type(expected, True) else MISSING
 
     def check(actual: Any, text: bool, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+        if actual == valid_literal:
+            return None
         if plain_string and actual.__class__ is str and template is None:
             # the common case, decided without coercion: a string-typed value, exact or free
             if expected is MISSING or actual == expected:
@@ -201,6 +206,23 @@ _URIREF = checker("urireference")
 _URI = checker("uri")
 _TIMESTAMP = checker("timestamp")
 
+# `source` and `dataschema` values recur (a few producers, a few schemas): their verdicts are remembered in
+# bounded dicts, emptied when full, so hostile traffic with ever-new values costs a check, never memory
+_MEMO_LIMIT = 4096
+_SOURCE_OK: dict[str, bool] = {}
+_DATASCHEMA_OK: dict[str, bool] = {}
+
+
+def _remembered(memo: dict[str, bool], check: Callable[[Any, bool], bool], value: Any, text: bool) -> bool:
+    if value.__class__ is not str:
+        return check(value, text)
+    known = memo.get(value)
+    if known is None:
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        known = memo[value] = check(value, text)
+    return known
+
 
 # attribute names recur on every message: their verdict is remembered (a bounded set, so hostile traffic
 # with ever-new names cannot grow it without limit)
@@ -231,9 +253,10 @@ def cloudevents_rules(view: MessageView, bindings: dict[str, str]) -> tuple[Viol
     # the fast pass: decide "all good" with as little work as possible; explain only on failure
     source, time, dataschema = get("source"), get("time"), get("dataschema")
     if get("specversion") == "1.0" and _nonempty_text(get("id")) and _nonempty_text(get("type")) and \
-            _nonempty_text(source) and _URIREF(source, text) and \
-            (time is None or _TIMESTAMP(time, text)) and (dataschema is None or _URI(dataschema, text)) and \
-            all(_good_name(name) for name in attributes):
+            _nonempty_text(source) and _remembered(_SOURCE_OK, _URIREF, source, text) and \
+            (time is None or _TIMESTAMP(time, text)) and \
+            (dataschema is None or _remembered(_DATASCHEMA_OK, _URI, dataschema, text)) and \
+            (_GOOD_NAMES.issuperset(attributes) or all(_good_name(name) for name in attributes)):
         return None
     return _cloudevents_violations(attributes, text)
 

@@ -30,7 +30,7 @@ class Template:
         found = self.pattern.fullmatch(value)
         if found is None:
             return None
-        return {name: found.group(index + 1) for index, name in enumerate(self.names)}
+        return dict(zip(self.names, found.groups()))  # one capturing group per name, in order
 
     def conflicts(self, value: str) -> bool:
         """True when the value fits the template's shape only by binding one name to two different texts."""
