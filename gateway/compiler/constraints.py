@@ -332,7 +332,7 @@ def compile_payload(validator: PayloadValidator, for_cloudevents: bool) -> Check
     check_bytes = validator.check_bytes
     check_value = validator.check_value
 
-    def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+    def judge(view: MessageView) -> tuple[Violation, ...] | None:
         event = view.event
         if for_cloudevents and event is not None:
             content_type = event.attributes.get("datacontenttype")
@@ -344,5 +344,16 @@ def compile_payload(validator: PayloadValidator, for_cloudevents: bool) -> Check
                 return check_value(event.data)
             return check_bytes(view.envelope.body, content_type if isinstance(content_type, str) else None)
         return check_bytes(view.envelope.body, view.protocol_content_type)
+
+    # the result depends on the validator, where the payload is read from, and the message only (the content
+    # type comes from the message), so one result per view serves every definition that shares this validator
+    key = (id(validator), for_cloudevents)
+
+    def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+        results = view.payload_results
+        found = results.get(key, MISSING)
+        if found is MISSING:
+            found = results[key] = judge(view)
+        return found  # type: ignore[no-any-return]
 
     return check

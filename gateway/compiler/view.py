@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.cloudevents import CloudEventReading
@@ -15,6 +15,9 @@ class MessageView:
     # None when the endpoint has no CloudEvents definitions and nothing was read
     event: CloudEventReading | None
     protocol_content_type: str | None
+    # payload results by (validator, reading): sibling definitions often share one compiled schema, and a
+    # failed message is judged twice (the boolean pass, then the explanation), so each schema reads it once
+    payload_results: dict[object, Any] = field(default_factory=dict)
 
     @property
     def fields(self) -> dict[str, Any]:
