@@ -5,15 +5,23 @@ a deliberate drop/reject); a failed delivery is retried with backoff while
 the message stays unacknowledged. A bounded window of in-flight messages
 gives backpressure: when the destination is slow or down the window fills
 and the loop stops pulling from the source.
+
+Batches: a source that fetches many messages at once (Kafka) offers the ones
+it already holds through `take_ready(limit)`; they are handled as one batch
+by one task, and a sink with `send_many` confirms a destination's share of
+the batch with one wait instead of one per message. Every message is still
+judged, delivered, retried and acknowledged on its own terms.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from gateway.compiler import Ruleset
@@ -21,7 +29,7 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.metrics.instruments import RouteMetrics
 from gateway.runtime.remap import dead_letter_headers, outgoing
-from gateway.runtime.router import Action, decide
+from gateway.runtime.router import Action, Decision, decide
 from gateway.runtime.routes import Route
 from gateway.runtime.stats import RouteStats
 from gateway.verdict import Verdict
@@ -30,6 +38,8 @@ from protocol_adapters.base import Delivery, EndpointConfig
 log = logging.getLogger("xgate.pipeline")
 BACKOFF_INITIAL = 0.1
 BACKOFF_MAX = 30.0
+# messages judged and delivered together at most (one task, one wait per destination)
+BATCH_MAX = 500
 
 
 class RulesetHolder(Protocol):
@@ -103,15 +113,21 @@ class Pipeline:
             self.metrics.up["source"].set(1)
             if self._stopping.is_set():
                 await source.stop()
-            window = asyncio.Semaphore(self.route.inflight)
+            window = _Window(self.route.inflight)
+            take_ready = getattr(source, "take_ready", None)
             try:
                 async for envelope in source:
-                    await window.acquire()
+                    await window.take()
+                    batch = [envelope]
+                    if take_ready is not None and window.free:
+                        more = take_ready(min(window.free, BATCH_MAX - 1))
+                        window.free -= len(more)
+                        batch += more
                     # classify and hand to the sink in arrival order: sinks that batch keep that order
-                    task = asyncio.create_task(self._handle(source, envelope))
+                    task = asyncio.create_task(self._handle(source, batch))
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
-                    task.add_done_callback(lambda _: window.release())
+                    task.add_done_callback(functools.partial(_release, window, len(batch)))
             finally:
                 await self._drain()
                 self._source = None
@@ -130,48 +146,92 @@ class Pipeline:
             if pending:
                 await asyncio.wait(pending)
 
-    async def _handle(self, source: Any, envelope: Envelope) -> None:
+    async def _handle(self, source: Any, batch: list[Envelope]) -> None:
         stats, metrics = self.stats, self.metrics
-        stats.inflight += 1
-        metrics.inflight.inc()
-        received = time.perf_counter()
+        stats.inflight += len(batch)
+        metrics.inflight.inc(len(batch))
+        settled = 0  # messages at the front of the batch already acknowledged or released
         try:
-            verdict = self.holder.ruleset.classify(envelope)
-            metrics.validation.observe(time.perf_counter() - received)
-            decision = decide(self.route, verdict)
-            kind = decision.kind.value
-            stats.verdicts[kind] += 1
-            metrics.verdicts[kind].inc()
-            named = metrics.definitions.get((verdict.messagegroupid or "", verdict.messageid or "", kind))
-            if named is not None:
-                named.inc()
-            for violation in verdict.violations:
-                stats.rules[violation.rule.value] += 1
-                metrics.rules[violation.rule.value].inc()
-            if decision.destination is not None:
-                headers = dead_letter_headers(envelope, verdict, self.route.source.endpoint_id) \
-                    if decision.action is Action.DEAD_LETTER else None
-                delivered = await self._deliver(decision.destination, envelope, headers, verdict)
-                if not delivered:
-                    await source.nack(envelope)
-                    return
-            await source.ack(envelope, Delivery(verdict, decision.destination is not None,
-                                                decision.action is Action.REJECT))
-            stats.actions[decision.action.value] += 1
-            target = decision.destination.endpoint_id if decision.destination is not None else ""
-            metrics.routed[(target, decision.action.value)].inc()
-            metrics.end_to_end.observe(time.perf_counter() - received)
+            judged = [self._judge(envelope) for envelope in batch]
+            # each destination's share of the batch, in arrival order, delivered concurrently
+            shares: dict[str, tuple[EndpointConfig, list[tuple[_Judged, Verdict]]]] = {}
+            for item in judged:
+                if item.verdict is not None and item.decision is not None and item.decision.destination is not None:
+                    destination = item.decision.destination
+                    shares.setdefault(destination.endpoint_id, (destination, []))[1].append((item, item.verdict))
+            await asyncio.gather(*(self._deliver_share(*share) for share in shares.values()))
+            for item in judged:
+                settled += 1
+                verdict, decision = item.verdict, item.decision
+                if verdict is None or decision is None or not item.delivered:
+                    await source.nack(item.envelope)
+                    continue
+                await source.ack(item.envelope, Delivery(verdict, decision.destination is not None,
+                                                         decision.action is Action.REJECT))
+                stats.actions[decision.action.value] += 1
+                target = decision.destination.endpoint_id if decision.destination is not None else ""
+                metrics.routed[(target, decision.action.value)].inc()
+                metrics.end_to_end.observe(time.perf_counter() - item.received)
         except asyncio.CancelledError:
             raise  # shutdown past the drain timeout: unacknowledged, so the broker delivers it again
-        except Exception:  # noqa: BLE001 - a bug must not lose the message: release it and say so
+        except Exception:  # noqa: BLE001 - a bug must not lose a message: release the unsettled ones, say so
             stats.delivery_failures += 1
-            log.exception("route %s: message could not be handled; released for redelivery",
+            log.exception("route %s: messages could not be handled; released for redelivery",
                           self.route.source.endpoint_id)
-            with contextlib.suppress(Exception):
-                await source.nack(envelope)
+            for envelope in batch[settled:]:
+                with contextlib.suppress(Exception):
+                    await source.nack(envelope)
         finally:
-            stats.inflight -= 1
-            metrics.inflight.dec()
+            stats.inflight -= len(batch)
+            metrics.inflight.dec(len(batch))
+
+    def _judge(self, envelope: Envelope) -> _Judged:
+        """Classify and decide; a message whose judging raised (a bug) is left undecided and released."""
+        stats, metrics = self.stats, self.metrics
+        item = _Judged(envelope, time.perf_counter())
+        try:
+            verdict = self.holder.ruleset.classify(envelope)
+            metrics.validation.observe(time.perf_counter() - item.received)
+            decision = decide(self.route, verdict)
+        except Exception:  # noqa: BLE001 - released for redelivery by the caller
+            stats.delivery_failures += 1
+            log.exception("route %s: message could not be judged; released for redelivery",
+                          self.route.source.endpoint_id)
+            return item
+        item.verdict, item.decision = verdict, decision
+        kind = decision.kind.value
+        stats.verdicts[kind] += 1
+        metrics.verdicts[kind].inc()
+        named = metrics.definitions.get((verdict.messagegroupid or "", verdict.messageid or "", kind))
+        if named is not None:
+            named.inc()
+        for violation in verdict.violations:
+            stats.rules[violation.rule.value] += 1
+            metrics.rules[violation.rule.value].inc()
+        if decision.action is Action.DEAD_LETTER and decision.destination is not None:
+            item.headers = dead_letter_headers(envelope, verdict, self.route.source.endpoint_id)
+        return item
+
+    async def _deliver_share(self, destination: EndpointConfig, share: list[tuple[_Judged, Verdict]]) -> None:
+        """Deliver messages of one batch to their one destination: with one wait when the sink can batch.
+
+        A message the batched send did not confirm, or every message for a sink that cannot batch, goes
+        through `_deliver` (retries, fallback) on its own, concurrently and submitted in arrival order.
+        """
+        send_many = getattr(self._sinks[destination.endpoint_id], "send_many", None)
+        pending = share
+        if send_many is not None and len(share) > 1:
+            failures = await send_many([outgoing(item.envelope, destination.protocol, item.headers)
+                                        for item, _ in share])
+            pending = []
+            for entry, failure in zip(share, failures):
+                if failure is not None:
+                    self.metrics.failures[(destination.endpoint_id, failure.retriable)].inc()
+                    pending.append(entry)
+        outcomes = await asyncio.gather(*(self._deliver(destination, item.envelope, item.headers, verdict)
+                                          for item, verdict in pending))
+        for (item, _), delivered in zip(pending, outcomes):
+            item.delivered = delivered
 
     async def _deliver(self, destination: EndpointConfig, envelope: Envelope,
                        headers: list[tuple[str, str]] | None, verdict: Verdict) -> bool:
@@ -198,3 +258,38 @@ class Pipeline:
                 # nowhere left to put it: leave it at the source, after a pause so it does not spin
                 await asyncio.sleep(next(delays))
                 return False
+
+
+@dataclass(slots=True)
+class _Judged:
+    """One message of a batch on its way: what was decided, and whether its destination confirmed it."""
+
+    envelope: Envelope
+    received: float
+    verdict: Verdict | None = None
+    decision: Decision | None = None
+    headers: list[tuple[str, str]] | None = None
+    delivered: bool = True
+
+
+def _release(window: _Window, count: int, _: object) -> None:
+    window.give(count)
+
+
+class _Window:
+    """Backpressure: at most `size` messages in flight; a batch takes what is free, at least one message."""
+
+    def __init__(self, size: int) -> None:
+        self.free = size
+        self._room = asyncio.Event()
+        self._room.set()
+
+    async def take(self) -> None:
+        while self.free <= 0:
+            self._room.clear()
+            await self._room.wait()
+        self.free -= 1
+
+    def give(self, count: int) -> None:
+        self.free += count
+        self._room.set()

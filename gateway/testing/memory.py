@@ -93,11 +93,21 @@ class MemorySource:
                 waiter.cancel()
                 stopper.cancel()
                 continue
-            tag, envelope = queue.ready.pop(0)
-            queue.unacked[tag] = envelope
-            self._held[tag] = envelope
-            yield replace(envelope, endpoint=self.config.endpoint_id, ack=tag,
-                          position={"queue": self.address, "tag": tag})
+            yield self._hand_out(queue)
+
+    def take_ready(self, limit: int) -> list[Envelope]:
+        """Messages already queued, without waiting (the pipeline handles them as one batch)."""
+        queue = self.broker.queue(self.address)
+        taken: list[Envelope] = []
+        while queue.ready and len(taken) < limit and not self._stopped.is_set():
+            taken.append(self._hand_out(queue))
+        return taken
+
+    def _hand_out(self, queue: _Queue) -> Envelope:
+        tag, envelope = queue.ready.pop(0)
+        queue.unacked[tag] = envelope
+        self._held[tag] = envelope
+        return replace(envelope, endpoint=self.config.endpoint_id, ack=tag, position={"queue": self.address, "tag": tag})
 
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
         self._held.pop(envelope.ack, None)
@@ -129,6 +139,17 @@ class MemorySink:
 
     async def send(self, envelope: Envelope) -> None:
         self.broker.publish(self.address, replace(envelope, ack=None, position={}))
+
+    async def send_many(self, envelopes: list[Envelope]) -> list[AdapterError | None]:
+        """Each envelope's failure, or None when it was published (in order)."""
+        failures: list[AdapterError | None] = []
+        for envelope in envelopes:
+            try:
+                await self.send(envelope)
+                failures.append(None)
+            except AdapterError as exc:
+                failures.append(exc)
+        return failures
 
 
 def create_source(config: EndpointConfig) -> MemorySource:

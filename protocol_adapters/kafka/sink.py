@@ -73,6 +73,39 @@ class KafkaSink:
         except (TimeoutError, KafkaError, OSError) as exc:
             raise adapter_error(exc, f"produce to topic {options.topic!r}") from exc
 
+    async def send_many(self, envelopes: list[Envelope]) -> list[AdapterError | None]:
+        """Produce all, then wait once for every confirmation; each envelope's failure, or None, in order.
+
+        The records join the producer's batches in this order, so per-partition order is kept.
+        """
+        options = self.options
+        try:
+            producer = self._producer or await self._connect()
+        except AdapterError as exc:
+            return [exc] * len(envelopes)
+        confirmations: list[Any] = []
+        try:
+            for envelope in envelopes:
+                record = outgoing_record(envelope, options.default_key, options.default_headers)
+                confirmations.append(await producer.send(
+                    options.topic, record.value, key=record.key, partition=options.partition,
+                    timestamp_ms=record.timestamp_ms, headers=record.headers))
+        except (TimeoutError, KafkaError, OSError) as exc:
+            refused = adapter_error(exc, f"produce to topic {options.topic!r}")
+            confirmations += [refused] * (len(envelopes) - len(confirmations))
+        outcomes = await asyncio.gather(*(c for c in confirmations if not isinstance(c, AdapterError)),
+                                        return_exceptions=True)
+        waited = iter(outcomes)
+        failures: list[AdapterError | None] = []
+        for confirmation in confirmations:
+            outcome = confirmation if isinstance(confirmation, AdapterError) else next(waited)
+            if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
+                raise outcome  # cancelled: shutdown, not a failed delivery
+            if isinstance(outcome, Exception):
+                outcome = adapter_error(outcome, f"produce to topic {options.topic!r}")
+            failures.append(outcome if isinstance(outcome, AdapterError) else None)
+        return failures
+
     async def _connect(self) -> Any:
         if self._kwargs is None or self._closed:
             raise AdapterError("Kafka sink used outside `async with`", retriable=False)

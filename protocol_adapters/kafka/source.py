@@ -161,6 +161,15 @@ class KafkaSource:
                 backoff = min(max(backoff * 2, 0.1), self.options.backoff_max)
                 await self._sleep(backoff * random.uniform(0.5, 1.0))
 
+    def take_ready(self, limit: int) -> list[Envelope]:
+        """Records already fetched, without waiting: the pipeline judges and delivers them as one batch."""
+        ready, endpoint = self._ready, self.options.endpoint_id
+        taken: list[Envelope] = []
+        while ready and len(taken) < limit and not self._stopping.is_set():
+            handle = ready.popleft()
+            taken.append(record_envelope(handle[1], endpoint, handle))
+        return taken
+
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
         tp, record = envelope.ack
         part = self._parts.get(tp)

@@ -173,3 +173,31 @@ def test_stop_drains_and_leaves_the_rest_unacknowledged(world: Any) -> None:
     run_until(engine, lambda: len(world.delivered("valid")) >= 20)
     delivered = len(world.delivered("valid"))
     assert delivered + world.broker.depth("in") == 200  # every message is either delivered or still at the source
+
+
+def test_a_batch_releases_only_the_message_whose_judging_failed(world: Any) -> None:
+    """Messages already at the source are judged as one batch; a bug on one of them must not touch the others."""
+    world.publish([message("ok", n) for n in range(40)])
+    engine = Engine([world.route()], world.ruleset, create_source=memory.create_source,
+                    create_sink=memory.create_sink)
+    real = world.ruleset.classify
+    failures: list[bytes] = []
+
+    class Flaky:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(world.ruleset, name)
+
+        def classify(self, envelope: Envelope) -> Any:
+            key = envelope.fields["key"]
+            if key == b"k7" and not failures:
+                failures.append(key)
+                raise RuntimeError("a bug on one message")
+            return real(envelope)
+
+    engine.ref.ruleset = Flaky()  # type: ignore[assignment]
+    run_until(engine, lambda: len(world.delivered("valid")) == 40)
+    keys = [e.fields["key"] for e in world.delivered("valid")]
+    # delivered once each: the failed message came back (released), nothing was lost or doubled
+    assert sorted(keys) == sorted(f"k{n}".encode() for n in range(40)) and failures == [b"k7"]
+    stats = engine.stats.route("in")
+    assert stats.delivery_failures == 1 and stats.verdicts["conformant"] == 40
