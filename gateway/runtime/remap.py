@@ -16,7 +16,6 @@ headers are added the same way (not on MQTT 3.1.1).
 from __future__ import annotations
 
 import base64
-import copy
 import json
 from typing import Any
 
@@ -160,13 +159,23 @@ def _cross_protocol(envelope: Envelope, target: str) -> Envelope:
     return Envelope(target, fields, body, envelope.endpoint, dict(envelope.position))
 
 
+def _copy_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """A copy the sink side may add headers or properties to: each list or map copied, values shared.
+
+    One level is enough: headers are appended to the lists and properties set in the maps, and the values
+    themselves (bytes, strings, numbers, tuples) are never changed in place. Cheaper than deepcopy per message.
+    """
+    return {name: list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
+            for name, value in fields.items()}
+
+
 def outgoing(envelope: Envelope, target: str, extra_headers: list[tuple[str, str]] | None = None) -> Envelope:
     """The envelope a sink of protocol `target` publishes for `envelope` (plus any `xgate-*` headers)."""
     if target == "MEMORY":
         target = envelope.protocol  # the in-process broker carries any protocol's messages as they are
     if envelope.protocol == target or (protocol_family(envelope.protocol) == protocol_family(target)
                                        and target != "MQTT/3.1.1"):
-        fields = copy.deepcopy(envelope.fields)
+        fields = _copy_fields(envelope.fields)
         fields.pop("partition", None)  # the destination topic partitions by key
         out = Envelope(target, fields, envelope.body, envelope.endpoint, dict(envelope.position))
     else:
