@@ -2,9 +2,10 @@
 
     python -m bench [--quick]
 
-  bench.hotpath  the hot path on the reference workload against the orjson floor and the naive baseline
-  bench.memory   RSS per 1,000 compiled definitions; RSS over 10 million judged messages
-  bench.spark    the Spark runner against `xgate check` on 100k Kafka messages (batch, and streaming on Tansu)
+  bench.hotpath    the hot path on the reference workload against the orjson floor and the naive baseline
+  bench.memory     RSS per 1,000 compiled definitions; RSS over 10 million judged messages
+  bench.kafka_e2e  `xgate run` against a raw aiokafka pass-through on Tansu: max rate, latency at half of it
+  bench.spark      the Spark runner against `xgate check` on 100k Kafka messages (batch, and streaming on Tansu)
 Each writes bench/results/<name>.json; this prints their tables. No figure is a pass/fail test:
 the machine is shared and noisy, so every figure is a ratio measured in the same run.
 --quick shortens every run (for trying the suite, not for figures).
@@ -38,15 +39,22 @@ def main() -> int:
     save("memory", result)
     print(memory.render(result), flush=True)
 
-    # Spark in its own process: its JVM and Python workers must not share this interpreter's heap figures
+    # Kafka end to end and Spark each in their own process (their brokers, gateways and JVM are subprocesses
+    # of it, and Spark's heap must not share this interpreter's figures)
+    kafka = [sys.executable, "-m", "bench.kafka_e2e"] + (["--quick"] if args.quick else [])
     spark = [sys.executable, "-m", "bench.spark", "--rounds", "2"]
     if args.quick:
         spark += ["--count", "20000", "--rounds", "1"]
-    done = subprocess.run(spark, cwd=ROOT, check=False, capture_output=True, text=True)
-    table = [line for line in done.stdout.splitlines() if line.strip()]
-    print("\n".join(table) if done.returncode == 0 else f"bench.spark failed:\n{done.stderr[-3000:]}", flush=True)
+    failed = 0
+    for name, command in (("bench.kafka_e2e", kafka), ("bench.spark", spark)):
+        done = subprocess.run(command, cwd=ROOT, check=False, capture_output=True, text=True)
+        table = [line for line in done.stdout.splitlines() if line.strip()]
+        print("\n".join(table), flush=True)
+        if done.returncode:
+            print(f"{name} failed (exit {done.returncode}):\n{done.stderr[-3000:]}", flush=True)
+        failed = failed or done.returncode
     print(f"bench: {time.monotonic() - started:.0f} s; results in {RESULTS}")
-    return done.returncode
+    return failed
 
 
 if __name__ == "__main__":

@@ -1,0 +1,746 @@
+"""Kafka end to end on Tansu: `xgate run` against a raw aiokafka pass-through, side by side in one run.
+
+    python -m bench.kafka_e2e [--count 25000] [--rounds 3] [--latency-seconds 5] [--latency-rounds 1]
+                              [--partitions 4] [--broker shared|memory] [--quick]
+
+Candidates, each a subprocess of this interpreter, each measured by the same consumer in this process:
+  raw    an aiokafka pass-through without validation (`--forward`, below): an AIOKafkaConsumer assigned to
+         every input partition (no consumer group, no commits; fetch settings at aiokafka's defaults, as
+         xgate's source has them) reads with `getmany` and forwards every record (value, key, headers,
+         timestamp) to the same partition of one output topic, one `create_batch`/`send_batch` per partition
+         and fetch, without waiting for delivery before the next fetch: the ceiling for this client here
+  xgate  `xgate run --config DIR` (python -m gateway.cli): the reference workload's registry (50 definitions,
+         bench/workload.py) on its Kafka consumer endpoint with a fresh consumer group (autooffsetreset
+         earliest, the default: it starts at the beginning of the topic), conformant messages to a `valid`
+         topic, nonconformant ones to a `dlq` topic, every other setting at its default (inflight 1000)
+Messages are bench.workload.messages records, produced as xgate's own Kafka sink would produce them
+(gateway.recorded.envelope_from_record, then protocol_adapters.kafka.mapping.outgoing_record) on their
+recorded partition, with one extra header in front: `bench-seq`, the record's number in the run. Both
+candidates keep headers, key, body and timestamp on what they forward (xgate: gateway/runtime/remap.py,
+same protocol; dead letters get `xgate-*` headers appended), so every output record names its input. Every
+run checks that each input record arrived on an output topic (and counts duplicates), and that xgate's
+valid/dlq split is the one `Ruleset.classify` gives offline for the same records.
+
+Max rate: N records are preloaded into a fresh input topic per round (both candidates of a round read it:
+raw by assignment, xgate with a new group), then the candidate is started, and its rate is taken from the
+first output record to the moment all N have arrived: (N - records in the first fetch) / that time. Startup
+(interpreter, registry compile, and for xgate Tansu's group join, about 5 s) is left out that way, and shown
+apart: from spawn to xgate's /readyz answering 200 (source connected: aiokafka's start includes the join)
+and to the first output record. The candidate's CPU time over the same window gives its CPU cost per
+message and the cores it kept busy (well below 1: it waited on the broker). Rounds are interleaved (raw then
+xgate, then xgate then raw, ...); medians and spread over rounds; the figure to watch is xgate/raw (target
+>= 0.80). Raw gets through N in about a second, so its rate is the noisier one. The default N keeps the
+whole bench at about 85 s on the shared broker (xgate's 3 max-rate runs and 5 s group joins are most of it).
+
+Latency: at half of xgate's median max rate (the same rate for raw), for --latency-seconds, records are
+produced one `send` at a time on a fixed schedule (linger 5 ms, as xgate's sink); each record's send time
+is kept here by its number, and its latency is the time its output was fetched here minus that send time
+(one process, perf_counter). The candidate must first have forwarded a probe record (its startup and group
+join are over), then one warm-up second runs unmeasured. p50/p99 per candidate (median over rounds), p50
+per second of the window (growing: more traffic than the system takes), and what xgate adds over raw
+(target p99 added <= 5 ms). Both include the broker twice (into the input topic, out of the output topic).
+
+Read the latency figures with Tansu's fetch in mind: a fetch that finds nothing new is held for the whole
+fetch_max_wait_ms (aiokafka's 500 ms, which xgate's source keeps and so does raw) even when records arrive
+meanwhile. A consumer that keeps up (raw, idle most of the time) runs into that wait far more often than a
+busy one (xgate), so raw can come out slower than xgate, and "added latency" is then below zero.
+
+Brokers: `shared` (default) is the Tansu of `deploy/brokers/tansu.sh start` on 127.0.0.1:19092, whose default
+storage is S3 on a moto server: every produce request is two S3 PUTs and every fetch a LIST and a GET per
+partition, served by moto (Python) on the same 2 cores, so the number of requests, not bytes, is what the
+broker can take, and latencies are its hundreds of milliseconds. `memory` starts a private Tansu with memory
+storage on a free port for this run (the same script, with XGATE_KAFKA_PORT and XGATE_TANSU_STORAGE=memory)
+and stops it afterwards: the broker then costs milliseconds, and what the candidates themselves cost shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # type: ignore[import-untyped]
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # type: ignore[import-untyped]
+
+from bench import workload
+from bench.results import save
+
+ROOT = Path(__file__).resolve().parents[1]
+TANSU = ROOT / "deploy" / "brokers" / "tansu.sh"
+SEQ_HEADER = "bench-seq"
+CANDIDATES = ("raw", "xgate")
+# the counting consumer's fetch wait: Tansu holds an empty fetch this long even when records arrive meanwhile,
+# and on the S3-backed broker every fetch costs a LIST per partition, so shorter is not better there
+OUTPUT_FETCH_WAIT_MS = {"shared": 100, "memory": 20}
+# the probe records of a latency run are sent this often until one has come through the candidate
+PROBE_INTERVAL = 0.1
+WARMUP_SECONDS = 1.0
+# give up on a run after this long without a new output record (before the first one: STARTUP_SECONDS)
+STALL_SECONDS = 30.0
+STARTUP_SECONDS = 60.0
+STOP_SECONDS = 20.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+BIG_BATCHES = {"linger_ms": 5, "max_batch_size": 1 << 20, "max_request_size": 4 << 20}
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """One record as produced to the input topic."""
+
+    partition: int
+    key: bytes | None
+    value: bytes
+    headers: list[tuple[str, bytes]]
+    timestamp_ms: int | None
+
+
+def wire_records(count: int, partitions: int) -> tuple[list[Wire], int]:
+    """`count` workload records in their Kafka form, `bench-seq` first; and how many xgate should find conformant."""
+    from gateway.compiler import compile_registry
+    from gateway.loader import load_snapshot
+    from gateway.recorded import envelope_from_record
+    from protocol_adapters.kafka.mapping import kafka_envelope, outgoing_record
+
+    with tempfile.TemporaryDirectory(prefix="xgate-bench-") as folder:
+        path = Path(folder) / "workload.xreg.json"
+        path.write_text(json.dumps(workload.registry_document()), "utf-8")
+        snapshot = load_snapshot([path])
+    classify = compile_registry(snapshot.registry, snapshot.digest).classify
+    wires: list[Wire] = []
+    conformant = 0
+    for seq, record in enumerate(workload.messages(count)):
+        out = outgoing_record(envelope_from_record(record))
+        wire = Wire(record["partition"] % partitions, out.key, out.value,
+                    [(SEQ_HEADER, str(seq).encode()), *out.headers], out.timestamp_ms)
+        wires.append(wire)
+        # judged as the gateway's source will see it: a Kafka envelope, bench header included
+        envelope = kafka_envelope("in", wire.partition, seq, wire.key, wire.value, wire.headers, wire.timestamp_ms,
+                                  workload.ENDPOINT)
+        conformant += classify(envelope).conformant
+    return wires, conformant
+
+
+def cycled(wires: list[Wire], count: int) -> Iterator[tuple[int, Wire]]:
+    """(seq, record) for seq in [0, count): the records reused in turn, `bench-seq` rewritten."""
+    for seq in range(count):
+        wire = wires[seq % len(wires)]
+        yield seq, Wire(wire.partition, wire.key, wire.value, [(SEQ_HEADER, str(seq).encode()), *wire.headers[1:]],
+                        wire.timestamp_ms)
+
+
+# -- the broker -----------------------------------------------------------------------------------------------
+
+
+class Broker:
+    """Where the run talks to, and the fresh (uuid-named) topics and consumer groups it made there.
+
+    `clean` deletes them (after every round, and at the end): on the S3-backed broker every object left in
+    the bucket is one more for moto to walk on later LISTs, so later rounds would run on a slower broker.
+    """
+
+    def __init__(self, bootstrap: str, kind: str, partitions: int) -> None:
+        self.bootstrap = bootstrap
+        self.kind = kind
+        self.partitions = partitions
+        self.run = uuid.uuid4().hex[:8]
+        self.created: list[str] = []
+        self.groups: list[str] = []
+
+    async def create(self, *names: str) -> list[str]:
+        topics = [f"bench-e2e-{self.run}-{name}-{uuid.uuid4().hex[:4]}" for name in names]
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(topic, self.partitions, 1) for topic in topics])
+        finally:
+            await admin.close()
+        self.created += topics
+        return topics
+
+    def group(self) -> str:
+        self.groups.append(f"bench-e2e-{self.run}-{uuid.uuid4().hex[:8]}")
+        return self.groups[-1]
+
+    async def clean(self) -> None:
+        """Delete what was made so far; best effort (what stays costs the broker some memory, nothing else)."""
+        topics, self.created = self.created, []
+        groups, self.groups = self.groups, []
+        if topics:
+            admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+            with contextlib.suppress(Exception):
+                await admin.start()
+                await admin.delete_topics(topics)
+            with contextlib.suppress(Exception):
+                await admin.close()
+        if groups:
+            with contextlib.suppress(Exception):  # aiokafka has no DeleteGroups; confluent-kafka (spark extra) has
+                await asyncio.to_thread(delete_groups, self.bootstrap, groups)
+
+    def producer(self, **settings: Any) -> Any:
+        return make_producer(self.bootstrap, **settings)
+
+    async def consumer(self, topics: list[str], **settings: Any) -> Any:
+        return await assigned_consumer(self.bootstrap, topics, self.partitions, **settings)
+
+
+def delete_groups(bootstrap: str, groups: list[str]) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})  # no info lines on stderr
+    for future in admin.delete_consumer_groups(groups, request_timeout=10).values():
+        future.result()
+
+
+def make_producer(bootstrap: str, **settings: Any) -> Any:
+    # as xgate's sink: acks=all, no idempotence (Tansu refuses aiokafka's idempotent producer)
+    return AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False, **settings)
+
+
+async def assigned_consumer(bootstrap: str, topics: list[str], partitions: int, **settings: Any) -> Any:
+    """A started consumer without a group, assigned every partition of `topics` at offset 0.
+
+    seek(0) rather than seek_to_beginning: no ListOffsets, which Tansu answers wrongly for `latest`.
+    """
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, **settings)
+    await consumer.start()
+    tps = [TopicPartition(topic, p) for topic in topics for p in range(partitions)]
+    consumer.assign(tps)
+    for tp in tps:
+        consumer.seek(tp, 0)
+    return consumer
+
+
+@contextlib.asynccontextmanager
+async def broker(kind: str, partitions: int) -> AsyncIterator[Broker]:
+    """The shared Tansu (started when it is not running), or a private memory-backed one for this run only."""
+    if kind == "shared":
+        await asyncio.to_thread(subprocess.run, ["bash", str(TANSU), "start"], check=True)
+        yield Broker(workload.BOOTSTRAP, kind, partitions)
+        return
+    port = free_port()
+    env = {**os.environ, "XGATE_KAFKA_PORT": str(port), "XGATE_TANSU_STORAGE": "memory"}
+    try:
+        await asyncio.to_thread(subprocess.run, ["bash", str(TANSU), "start"], env=env, check=True)
+        yield Broker(f"127.0.0.1:{port}", kind, partitions)
+    finally:
+        # the script stops the broker of its pid file for this port: only the one started here
+        await asyncio.to_thread(subprocess.run, ["bash", str(TANSU), "stop"], env=env, check=False)
+
+
+async def preload(broker: Broker, topic: str, records: list[Wire]) -> None:
+    """Everything in as few requests as possible: one big batch after another per partition."""
+    sender = broker.producer(**BIG_BATCHES)
+    await sender.start()
+    try:
+        by_partition: dict[int, list[Wire]] = {}
+        for wire in records:
+            by_partition.setdefault(wire.partition, []).append(wire)
+        delivered = []
+        for partition, wires in by_partition.items():
+            batch = sender.create_batch()
+            for wire in wires:
+                if batch.append(timestamp=wire.timestamp_ms, key=wire.key, value=wire.value,
+                                headers=wire.headers) is None:
+                    delivered.append(await sender.send_batch(batch, topic, partition=partition))
+                    batch = sender.create_batch()
+                    batch.append(timestamp=wire.timestamp_ms, key=wire.key, value=wire.value, headers=wire.headers)
+            delivered.append(await sender.send_batch(batch, topic, partition=partition))
+        await asyncio.gather(*delivered)
+    finally:
+        await sender.stop()
+
+
+# -- the raw candidate ----------------------------------------------------------------------------------------
+
+
+async def forward(bootstrap: str, source: str, target: str, partitions: int) -> None:
+    """The raw candidate: every record of `source` to the same partition of `target`, until SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    sender = make_producer(bootstrap, **BIG_BATCHES)  # xgate's sink has linger 5 ms too, and 128 KiB batches
+    await sender.start()
+    consumer = await assigned_consumer(bootstrap, [source], partitions)
+    pending: list[asyncio.Future[Any]] = []
+    try:
+        while not stop.is_set():
+            fetched = await consumer.getmany(timeout_ms=200)  # xgate's source polls with 200 ms as well
+            for tp, records in fetched.items():
+                batch = sender.create_batch()
+                for record in records:
+                    headers = list(record.headers)  # the batch builder wants a list, the consumer gives a tuple
+                    if batch.append(timestamp=record.timestamp, key=record.key, value=record.value,
+                                    headers=headers) is None:
+                        pending.append(await sender.send_batch(batch, target, partition=tp.partition))
+                        batch = sender.create_batch()
+                        batch.append(timestamp=record.timestamp, key=record.key, value=record.value, headers=headers)
+                # send_batch waits while this partition still has a batch queued: that is the backpressure
+                pending.append(await sender.send_batch(batch, target, partition=tp.partition))
+            for future in pending:
+                if future.done():
+                    future.result()  # a failed delivery ends the run (and shows as lost records)
+            pending = [future for future in pending if not future.done()]
+        await asyncio.gather(*pending)
+    finally:
+        await consumer.stop()
+        await sender.stop()
+
+
+# -- candidates as subprocesses -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def xgate_config(folder: Path, bootstrap: str, group: str, source: str, valid: str, dlq: str) -> None:
+    """The workload registry and a gateway.yaml that routes it between this run's topics."""
+    folder.mkdir(parents=True)
+    (folder / "workload.xreg.json").write_text(json.dumps(workload.registry_document(bootstrap=bootstrap)), "utf-8")
+    settings = {
+        "routes": [{"source": workload.ENDPOINT, "conformant": "workload.valid", "nonconformant": "workload.dlq"}],
+        # a new group per run: without a committed offset it starts at `autooffsetreset` (earliest)
+        "endpoints": {workload.ENDPOINT: {"options": {"topic": source, "consumergroup": group}},
+                      "workload.valid": {"options": {"topic": valid}},
+                      "workload.dlq": {"options": {"topic": dlq}}},
+        "runtime": {"drain_timeout": 10},
+    }
+    (folder / "gateway.yaml").write_text(yaml.safe_dump(settings), "utf-8")
+
+
+class Process:
+    """One candidate subprocess; `stop` sends SIGTERM (both candidates drain on it) and kills what lingers."""
+
+    def __init__(self, name: str, command: list[str], log: Path, readyz: str | None = None) -> None:
+        self.name = name
+        self.log = log
+        self.readyz = readyz
+        self.spawned = time.perf_counter()
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        with log.open("wb") as out:
+            self.popen = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": path},
+                                          stdout=out, stderr=subprocess.STDOUT)
+
+    def tail(self) -> str:
+        return self.log.read_text("utf-8", "replace")[-3000:]
+
+    def check(self) -> None:
+        if self.popen.poll() is not None:
+            raise RuntimeError(f"{self.name} exited with {self.popen.returncode}:\n{self.tail()}")
+
+    def cpu_seconds(self) -> float:
+        """User and system CPU time of the candidate so far, all its threads (0 once it is gone)."""
+        try:
+            with open(f"/proc/{self.popen.pid}/stat", encoding="ascii") as stat:
+                fields = stat.read().rpartition(")")[2].split()  # the fields after the command name, `state` first
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+    async def ready_after(self) -> float | None:
+        """Seconds from spawn until /readyz answers 200 (None: no readiness endpoint, or it exited first)."""
+        if self.readyz is None:
+            return None
+        while self.popen.poll() is None:
+            with contextlib.suppress(OSError):
+                answer = await asyncio.to_thread(urllib.request.urlopen, self.readyz, timeout=1)
+                if answer.status == 200:
+                    return time.perf_counter() - self.spawned
+            await asyncio.sleep(0.05)
+        return None
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+
+
+def spawn(name: str, broker: Broker, source: str, outputs: list[str], work: Path) -> Process:
+    log = work / f"{name}-{uuid.uuid4().hex[:6]}.log"
+    if name == "raw":
+        return Process(name, [sys.executable, "-m", "bench.kafka_e2e", "--forward", source, outputs[0],
+                              "--bootstrap", broker.bootstrap, "--partitions", str(broker.partitions)], log)
+    folder = work / f"xgate-{uuid.uuid4().hex[:6]}"
+    xgate_config(folder, broker.bootstrap, broker.group(), source, *outputs)
+    address = f"127.0.0.1:{free_port()}"
+    return Process(name, [sys.executable, "-m", "gateway.cli", "run", "--config", str(folder),
+                          "--metrics-address", address], log, f"http://{address}/readyz")
+
+
+def output_roles(name: str) -> tuple[str, ...]:
+    return ("out",) if name == "raw" else ("valid", "dlq")
+
+
+# -- counting what arrives ------------------------------------------------------------------------------------
+
+
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine, every core, from /proc/stat."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        ticks = [int(value) for value in stat.readline().split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle and iowait
+    return (sum(ticks) - idle) / CLOCK_TICKS, sum(ticks) / CLOCK_TICKS
+
+
+@dataclass(slots=True)
+class Arrivals:
+    """What the consumer of the output topics saw: which sequence numbers, when, and on which topic."""
+
+    expected: int
+    seen: bytearray  # per sequence number: arrived yet
+    roles: dict[str, str]  # topic -> what it is for (`out`, `valid`, `dlq`)
+    by_topic: dict[str, int] = field(default_factory=dict)
+    unique: int = 0
+    duplicates: int = 0
+    first: float | None = None
+    first_count: int = 0
+    last: float | None = None
+    arrived_ns: dict[int, int] = field(default_factory=dict)  # filled only when latencies are wanted
+    # (candidate CPU, machine busy, machine total) seconds at the first output record and at the last
+    cpu_first: tuple[float, float, float] | None = None
+    cpu_last: tuple[float, float, float] | None = None
+
+    @classmethod
+    def of(cls, expected: int, outputs: list[str], name: str) -> Arrivals:
+        return cls(expected, bytearray(expected), dict(zip(outputs, output_roles(name), strict=True)))
+
+    @property
+    def complete(self) -> bool:
+        return self.unique >= self.expected
+
+    def accounting(self) -> dict[str, Any]:
+        return {"sent": self.expected, "arrived": self.unique, "lost": self.expected - self.unique,
+                "duplicates": self.duplicates, "by_topic": {self.roles[t]: n for t, n in self.by_topic.items()}}
+
+
+def sequence(headers: Any) -> int:
+    if headers and headers[0][0] == SEQ_HEADER:
+        return int(headers[0][1])
+    for name, value in headers:  # a candidate that reordered headers is still counted
+        if name == SEQ_HEADER:
+            return int(value)
+    raise ValueError(f"output record without a {SEQ_HEADER} header")
+
+
+async def collect(consumer: Any, arrivals: Arrivals, process: Process, timings: bool) -> None:
+    """Fetch until every expected record arrived; returns early (`arrivals` incomplete) after a stall."""
+    seen = arrivals.seen
+    progress = time.perf_counter()
+    patience = STARTUP_SECONDS
+    while not arrivals.complete:
+        fetched = await consumer.getmany(timeout_ms=100)
+        now = time.perf_counter()
+        now_ns = time.perf_counter_ns()
+        if not fetched:
+            process.check()
+            if now - progress > patience:
+                return
+            continue
+        count = 0
+        for tp, records in fetched.items():
+            arrivals.by_topic[tp.topic] = arrivals.by_topic.get(tp.topic, 0) + len(records)
+            count += len(records)
+            for record in records:
+                seq = sequence(record.headers)
+                if seen[seq]:
+                    arrivals.duplicates += 1
+                    continue
+                seen[seq] = 1
+                arrivals.unique += 1
+                if timings:
+                    arrivals.arrived_ns[seq] = now_ns
+        if arrivals.first is None:
+            arrivals.first, arrivals.first_count = now, count
+            arrivals.cpu_first = (process.cpu_seconds(), *machine_cpu())
+        arrivals.last = progress = now
+        arrivals.cpu_last = (process.cpu_seconds(), *machine_cpu())
+        patience = STALL_SECONDS
+
+
+# -- one run of each kind -------------------------------------------------------------------------------------
+
+
+async def rate_run(name: str, broker: Broker, source: str, count: int, work: Path) -> dict[str, Any]:
+    """One max-rate run on the preloaded `source`: messages/s from the first output record to the last."""
+    outputs = await broker.create(*(f"{name}-{role}" for role in output_roles(name)))
+    consumer = await broker.consumer(outputs, fetch_max_wait_ms=OUTPUT_FETCH_WAIT_MS[broker.kind])
+    arrivals = Arrivals.of(count, outputs, name)
+    process = spawn(name, broker, source, outputs, work)
+    ready = asyncio.create_task(process.ready_after())
+    try:
+        await collect(consumer, arrivals, process, timings=False)
+        ready_s = ready.result() if ready.done() else None
+    finally:
+        ready.cancel()
+        process.stop()
+        await consumer.stop()
+    result: dict[str, Any] = {"accounting": arrivals.accounting(), "ready_s": ready_s}
+    if arrivals.first is None or arrivals.last is None:
+        return result
+    result["first_output_s"] = arrivals.first - process.spawned
+    result["seconds"] = seconds = arrivals.last - arrivals.first
+    if arrivals.complete and seconds > 0:
+        forwarded = count - arrivals.first_count
+        result["messages_per_s"] = forwarded / seconds
+        if arrivals.cpu_first is not None and arrivals.cpu_last is not None:
+            cpu, busy, total = (b - a for a, b in zip(arrivals.cpu_first, arrivals.cpu_last, strict=True))
+            result["cpu_us_per_message"] = 1e6 * cpu / forwarded
+            result["cpu_cores"] = cpu / seconds
+            result["machine_busy_pct"] = 100 * busy / total if total else None
+    return result
+
+
+async def latency_run(name: str, broker: Broker, wires: list[Wire], rate: float, seconds: float,
+                      work: Path) -> dict[str, Any]:
+    """Probe until the candidate forwards, warm up, then `seconds` of paced traffic at `rate`; latencies in ms."""
+    roles = output_roles(name)
+    source, *outputs = await broker.create("lat-in", *(f"lat-{name}-{role}" for role in roles))
+    warmup, measured = round(rate * WARMUP_SECONDS), round(rate * seconds)
+    probes_max = int(STARTUP_SECONDS / PROBE_INTERVAL)
+    consumer = await broker.consumer(outputs, fetch_max_wait_ms=OUTPUT_FETCH_WAIT_MS[broker.kind])
+    # big batches: a send never waits for the broker, whatever it is doing; linger 5 ms as xgate's sink (with 0,
+    # one produce request per record or two is more than the S3-backed broker takes at these rates)
+    sender = broker.producer(**BIG_BATCHES)
+    await sender.start()
+    # numbered up to the most that may be sent; `expected` is cut to what was sent before the final wait
+    arrivals = Arrivals.of(probes_max + warmup + measured, outputs, name)
+    records = cycled(wires, arrivals.expected)
+    sent_ns: dict[int, int] = {}
+    delivered: list[asyncio.Future[Any]] = []
+
+    async def send() -> int:
+        seq, wire = next(records)
+        sent_ns[seq] = time.perf_counter_ns()
+        delivered.append(await sender.send(source, wire.value, key=wire.key, partition=wire.partition,
+                                           timestamp_ms=wire.timestamp_ms, headers=wire.headers))
+        return seq
+
+    process = spawn(name, broker, source, outputs, work)
+    counting = asyncio.create_task(collect(consumer, arrivals, process, timings=True))
+    try:
+        probes = 0
+        while arrivals.unique == 0 and probes < probes_max and not counting.done():
+            await send()
+            probes += 1
+            await asyncio.sleep(PROBE_INTERVAL)
+        if arrivals.unique == 0:
+            if counting.done():
+                counting.result()  # a candidate that exited raises here, with its log
+            raise RuntimeError(f"{name}: no output within {STARTUP_SECONDS:.0f} s:\n{process.tail()}")
+        # record i is due at start + i / rate; a late one goes out at once (catching up, not skipping)
+        start = time.perf_counter()
+        window: list[int] = []
+        for index in range(warmup + measured):
+            delay = start + index / rate - time.perf_counter()
+            if delay > 0.001:
+                await asyncio.sleep(delay)
+            seq = await send()
+            if index >= warmup:
+                window.append(seq)
+        paced_s = time.perf_counter() - start
+        await asyncio.gather(*delivered)
+        arrivals.expected = probes + warmup + measured
+        await counting
+    finally:
+        counting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await counting
+        process.stop()
+        await sender.stop()
+        await consumer.stop()
+    timed = [(arrivals.arrived_ns[seq] - sent_ns[seq]) / 1e6 for seq in window if seq in arrivals.arrived_ns]
+    result: dict[str, Any] = {"accounting": arrivals.accounting(), "measured": len(window),
+                              "achieved_rate": (warmup + measured) / paced_s}
+    if timed:
+        ordered = sorted(timed)
+        result.update(p50_ms=percentile(ordered, 50), p99_ms=percentile(ordered, 99), max_ms=ordered[-1])
+        # p50 per second of the window: one that keeps growing means more traffic than the system takes
+        step = max(1, round(rate))
+        result["p50_ms_by_second"] = [percentile(sorted(timed[i:i + step]), 50) for i in range(0, len(timed), step)]
+    return result
+
+
+def percentile(ordered: list[float], pct: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    return ordered[min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered)) - 1))]
+
+
+# -- the whole bench ------------------------------------------------------------------------------------------
+
+
+def spread(values: list[float]) -> float:
+    return 100 * (max(values) - min(values)) / statistics.median(values) if len(values) > 1 else 0.0
+
+
+def median_of(runs: list[dict[str, Any]], key: str) -> float | None:
+    values = [run[key] for run in runs if run.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+async def measure(count: int, rounds: int, latency_seconds: float, latency_rounds: int, partitions: int,
+                  kind: str) -> dict[str, Any]:
+    wires, conformant = wire_records(count, partitions)
+    rate_runs: dict[str, list[dict[str, Any]]] = {name: [] for name in CANDIDATES}
+    latency_runs: dict[str, list[dict[str, Any]]] = {name: [] for name in CANDIDATES}
+    half = 0.0
+    async with broker(kind, partitions) as where:
+        with tempfile.TemporaryDirectory(prefix="xgate-bench-e2e-") as folder:
+            work = Path(folder)
+            try:
+                for index in range(rounds):
+                    (source,) = await where.create("in")
+                    await preload(where, source, wires)
+                    # interleaved, and each candidate in turn reads the round's fresh topic first
+                    for name in CANDIDATES if index % 2 == 0 else CANDIDATES[::-1]:
+                        rate_runs[name].append(await rate_run(name, where, source, count, work))
+                    await where.clean()
+                xgate_rate = median_of(rate_runs["xgate"], "messages_per_s")
+                if xgate_rate is None:
+                    raise RuntimeError(f"xgate did not complete a max-rate run: {rate_runs['xgate']}")
+                half = xgate_rate / 2
+                for index in range(latency_rounds):
+                    for name in CANDIDATES if index % 2 == 0 else CANDIDATES[::-1]:
+                        latency_runs[name].append(await latency_run(name, where, wires, half, latency_seconds, work))
+                        await where.clean()
+            finally:
+                await where.clean()
+        bootstrap = where.bootstrap
+    result = summarize(rate_runs, latency_runs, count, conformant)
+    result.update(messages=count, rounds=rounds, partitions=partitions, broker=f"{kind} Tansu on {bootstrap}",
+                  latency_rate=half, latency_seconds=latency_seconds, latency_rounds=latency_rounds,
+                  runs={"rate": rate_runs, "latency": latency_runs})
+    return result
+
+
+def summarize(rate_runs: dict[str, list[dict[str, Any]]], latency_runs: dict[str, list[dict[str, Any]]],
+              count: int, conformant: int) -> dict[str, Any]:
+    rates = {name: [r["messages_per_s"] for r in runs if "messages_per_s" in r] for name, runs in rate_runs.items()}
+    rate = {name: statistics.median(values) if values else None for name, values in rates.items()}
+    ratio = rate["xgate"] / rate["raw"] if rate["xgate"] and rate["raw"] else None
+    latency = {name: {key: median_of(runs, key) for key in ("p50_ms", "p99_ms", "max_ms", "achieved_rate")}
+               for name, runs in latency_runs.items()}
+    added = {pct: latency["xgate"][f"{pct}_ms"] - latency["raw"][f"{pct}_ms"]  # type: ignore[operator]
+             for pct in ("p50", "p99")
+             if latency["xgate"][f"{pct}_ms"] is not None and latency["raw"][f"{pct}_ms"] is not None}
+    every = [run for runs in (*rate_runs.values(), *latency_runs.values()) for run in runs]
+    split = [[r["accounting"]["by_topic"].get(role, 0) for role in ("valid", "dlq")] for r in rate_runs["xgate"]]
+    return {
+        "messages_per_s": rate,
+        "rate_runs": rates,
+        "spread_pct": {name: spread(values) for name, values in rates.items() if values},
+        "xgate_over_raw": ratio,
+        "cpu_us_per_message": {name: median_of(runs, "cpu_us_per_message") for name, runs in rate_runs.items()},
+        "cpu_cores": {name: median_of(runs, "cpu_cores") for name, runs in rate_runs.items()},
+        "machine_busy_pct": {name: median_of(runs, "machine_busy_pct") for name, runs in rate_runs.items()},
+        "startup_s": {"xgate_ready": median_of(rate_runs["xgate"], "ready_s"),
+                      "xgate_first_output": median_of(rate_runs["xgate"], "first_output_s"),
+                      "raw_first_output": median_of(rate_runs["raw"], "first_output_s")},
+        "latency_ms": latency,
+        "added_latency_ms": added,
+        "accounting": {"lost": sum(r["accounting"]["lost"] for r in every),
+                       "duplicates": sum(r["accounting"]["duplicates"] for r in every),
+                       "expected_valid_dlq": [conformant, count - conformant],
+                       "xgate_valid_dlq": split,
+                       "xgate_split_as_classify": all(s == [conformant, count - conformant] for s in split)},
+        "targets": {"xgate_over_raw >= 0.80": ratio is not None and ratio >= 0.80,
+                    "added p99 <= 5 ms": "p99" in added and added["p99"] <= 5.0},
+    }
+
+
+def run(count: int = 25000, rounds: int = 3, latency_seconds: float = 5.0, latency_rounds: int = 1,
+        partitions: int = 4, broker_kind: str = "shared") -> dict[str, Any]:
+    started = time.monotonic()
+    result = asyncio.run(measure(count, rounds, latency_seconds, latency_rounds, partitions, broker_kind))
+    result["bench_seconds"] = time.monotonic() - started
+    return result
+
+
+def render(result: dict[str, Any]) -> str:
+    def num(value: float | None, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    title = (f"kafka end to end ({result['broker']}, {result['partitions']} partitions): {result['messages']} "
+             f"workload messages preloaded, {result['rounds']} interleaved rounds, medians; latency at "
+             f"{result['latency_rate']:.0f} msg/s for {result['latency_seconds']:g} s")
+    header = (f"{'candidate':<10} {'msg/s':>9} {'spread%':>8} {'cpu us/msg':>11} {'cores':>6} {'p50 ms':>8} "
+              f"{'p99 ms':>8}")
+    lines = [title, header]
+    for name in CANDIDATES:
+        latency = result["latency_ms"].get(name, {})
+        lines.append(f"{name:<10} {num(result['messages_per_s'][name], '9.0f')} "
+                     f"{num(result['spread_pct'].get(name), '8.1f')} "
+                     f"{num(result['cpu_us_per_message'][name], '11.0f')} {num(result['cpu_cores'][name], '6.2f')} "
+                     f"{num(latency.get('p50_ms'), '8.1f')} {num(latency.get('p99_ms'), '8.1f')}")
+    lines.append(f"xgate_over_raw: {num(result['xgate_over_raw'], '.2f')}x")
+    added = result["added_latency_ms"]
+    if added:
+        lines.append(f"added latency: p50 {added['p50']:+.1f} ms, p99 {added['p99']:+.1f} ms")
+        if added["p50"] < 0:
+            lines.append("  (raw slower than xgate: Tansu holds a fetch that found nothing for the whole 500 ms "
+                         "fetch_max_wait_ms, and the idler consumer meets that more often; see the docstring)")
+    startup = result["startup_s"]
+    lines.append(f"startup (not in the rate): xgate ready {num(startup['xgate_ready'], '.1f')} s, first output "
+                 f"{num(startup['xgate_first_output'], '.1f')} s; raw first output "
+                 f"{num(startup['raw_first_output'], '.1f')} s")
+    books = result["accounting"]
+    expected = books["expected_valid_dlq"]
+    lines.append(f"accounting: {books['lost']} lost, {books['duplicates']} duplicates; xgate valid/dlq "
+                 f"{'as' if books['xgate_split_as_classify'] else 'NOT as'} classify decides "
+                 f"({expected[0]}/{expected[1]})")
+    lines += [f"target {name}: {'met' if met else 'NOT met'}" for name, met in result["targets"].items()]
+    lines.append(f"bench: {result['bench_seconds']:.0f} s")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=25000, help="messages preloaded for each max-rate round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--latency-seconds", type=float, default=5.0, help="paced traffic measured per latency run")
+    parser.add_argument("--latency-rounds", type=int, default=1)
+    parser.add_argument("--partitions", type=int, default=4, help="of every topic (Tansu creates 4 by default)")
+    parser.add_argument("--broker", choices=("shared", "memory"), default="shared",
+                        help="the shared Tansu on 127.0.0.1:19092, or a private memory-backed one for this run")
+    parser.add_argument("--quick", action="store_true", help="small counts, for trying the bench")
+    # the raw candidate's own process (the bench starts it)
+    parser.add_argument("--forward", nargs=2, metavar=("SOURCE", "TARGET"), help=argparse.SUPPRESS)
+    parser.add_argument("--bootstrap", default=workload.BOOTSTRAP, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.forward:
+        source, target = args.forward
+        asyncio.run(forward(args.bootstrap, source, target, args.partitions))
+        return 0
+    if args.quick:
+        args.count, args.rounds, args.latency_seconds, args.latency_rounds = 10000, 1, 2.0, 1
+    result = run(args.count, args.rounds, args.latency_seconds, args.latency_rounds, args.partitions, args.broker)
+    save("kafka_e2e", result)
+    print(render(result))
+    return 0 if result["accounting"]["lost"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
