@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from gateway.compiler import Ruleset
+from gateway.limits import MAX_NESTING
 from gateway.recorded import RecordError, envelope_from_record
 from gateway.verdict import Outcome, Rule, Verdict, Violation
 
@@ -21,7 +22,9 @@ def unreadable(message: str, actual: object) -> Verdict:
 def judge_record(ruleset: Ruleset, record: object, endpoint: str | None = None) -> Verdict:
     default_protocol = None
     name = record.get("endpoint", endpoint) if isinstance(record, dict) else endpoint
-    rules = ruleset.endpoints.get(name) if name else ruleset.default_endpoint()
+    # a name that is not a string is refused by envelope_from_record below
+    rules = ruleset.endpoints.get(name) if isinstance(name, str) and name else \
+        ruleset.default_endpoint() if not name else None
     if rules is not None:
         default_protocol = rules.protocol
     try:
@@ -37,6 +40,8 @@ def judge_line(ruleset: Ruleset, line: str, endpoint: str | None = None) -> Verd
         record = json.loads(line)
     except ValueError as exc:
         return unreadable(f"line is not valid JSON: {exc}", line.strip())
+    except RecursionError:  # Python's json recurses once per level: thousands of `[` exhaust the stack
+        return unreadable(f"line nests deeper than {MAX_NESTING} levels", line.strip())
     return judge_record(ruleset, record, endpoint)
 
 

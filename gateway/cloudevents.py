@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-import orjson
-
+from gateway import jsontext
 from gateway.envelope import Envelope, header_value
+from gateway.limits import nesting_violation
 from gateway.verdict import Rule, Violation
 
 STRUCTURED = "structured"
@@ -84,7 +83,7 @@ def decode_header_value(value: str) -> str | None:
         return value
     try:
         return unquote_to_bytes(value).decode("utf-8")
-    except UnicodeDecodeError:
+    except (UnicodeDecodeError, UnicodeEncodeError):  # encode: a lone surrogate in the text itself
         return None
 
 
@@ -159,15 +158,11 @@ def read_structured_event(event: Any) -> CloudEventReading:
 
 
 def parse_json_body(body: bytes) -> tuple[Any, Violation | None]:
-    # orjson first (several times faster); what it refuses is read again by json, which decides and explains
-    # (orjson refuses a few documents json accepts, such as integers beyond 64 bits)
     try:
-        return orjson.loads(body), None
-    except (orjson.JSONDecodeError, TypeError):
-        pass
-    try:
-        return json.loads(body), None
-    except (ValueError, UnicodeDecodeError) as exc:
+        return jsontext.loads(body), None
+    except jsontext.TooDeep:
+        return None, nesting_violation("body", "the structured body")
+    except ValueError as exc:
         return None, _decode_problem(f"structured body is not valid JSON: {exc}", body)
 
 
@@ -179,24 +174,25 @@ def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventRe
     if protocol == "KAFKA":
         for name, value in fields.get("headers") or ():
             # Kafka header keys are case-sensitive: `CE_id` is not the attribute `id` (binding 3.2.3.1)
-            if name.startswith("ce_"):
+            if isinstance(name, str) and name.startswith("ce_"):
                 attributes[name[3:]] = header_text(value)
     elif protocol == "MQTT/5.0":
         # MQTT has no attribute prefix: a user property whose name cannot be an attribute name
         # (`x-request-id`) is an application property, not a malformed CloudEvents attribute
         for name, value in fields.get("user_properties") or ():
-            if _ATTRIBUTE_NAME.fullmatch(name):
+            if isinstance(name, str) and _ATTRIBUTE_NAME.fullmatch(name):
                 attributes[name] = value
     elif protocol == "AMQP/1.0":
         for name, value in (fields.get("application-properties") or {}).items():
-            if name.startswith(("cloudEvents_", "cloudEvents:")):
+            # keys should be strings (AMQP 3.2.5), but the wire may carry any type: such a key is no attribute
+            if isinstance(name, str) and name.startswith(("cloudEvents_", "cloudEvents:")):
                 attribute = name[12:]
                 # a non-string value of a string-typed core attribute stays as it is and fails `type`
                 attributes[attribute] = value if attribute in _STRING_CORE_ATTRIBUTES else \
                     canonical_amqp_value(value)
     elif protocol in ("NATS", "HTTP"):
         for name, value in fields.get("headers") or ():
-            if name[:3].lower() == "ce-":
+            if isinstance(name, str) and name[:3].lower() == "ce-":
                 text = decode_header_value(value) if isinstance(value, str) else value
                 if text is None:
                     text = value

@@ -7,6 +7,7 @@ import binascii
 from typing import Any
 
 from gateway.envelope import Envelope
+from gateway.limits import MAX_NESTING, nesting_exceeds
 from gateway.loader.names import normalize_protocol
 
 AMQP_SECTIONS = ("properties", "application-properties", "message-annotations", "delivery-annotations",
@@ -21,6 +22,13 @@ class RecordError(ValueError):
     """A recorded message that cannot be turned into an Envelope (names the field)."""
 
 
+def _utf8(text: str, field: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON's "\ud800", or undecodable bytes read with surrogateescape
+        raise RecordError(f"{field}: not valid UTF-8 text (write bytes as base64)") from None
+
+
 def _bytes(value: Any, field: str) -> bytes:
     if isinstance(value, dict) and "base64" in value:
         try:
@@ -28,7 +36,7 @@ def _bytes(value: Any, field: str) -> bytes:
         except (binascii.Error, ValueError, TypeError) as exc:
             raise RecordError(f"{field}: invalid base64 ({exc})") from None
     if isinstance(value, str):
-        return value.encode("utf-8")
+        return _utf8(value, field)
     raise RecordError(f"{field}: expected a string or {{\"base64\": ...}}, found {type(value).__name__}")
 
 
@@ -70,12 +78,15 @@ def _pairs(value: Any, field: str, *, allow_lists: bool) -> list[tuple[str, Any]
 def _text_pairs(value: Any, field: str) -> list[tuple[str, str]]:
     out = []
     for name, item in _pairs(value, field, allow_lists=True):
+        _utf8(name, f"{field} name")
         if isinstance(item, dict) and "base64" in item:
             out.append((name, _bytes(item, f"{field}.{name}").decode("utf-8", "replace")))
         elif item is None:
             continue
         else:
-            out.append((name, item if isinstance(item, str) else str(item)))
+            text = item if isinstance(item, str) else str(item)
+            _utf8(text, f"{field}.{name}")
+            out.append((name, text))
     return out
 
 
@@ -83,6 +94,12 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
                          default_protocol: str | None = None) -> Envelope:
     if not isinstance(record, dict):
         raise RecordError(f"a recorded message is a JSON object, found {type(record).__name__}")
+    # AMQP values are copied recursively below; a record is a few levels deep
+    if nesting_exceeds(record, MAX_NESTING):
+        raise RecordError(f"the record nests deeper than {MAX_NESTING} levels")
+    endpoint = record.get("endpoint", default_endpoint)
+    if endpoint is not None and not isinstance(endpoint, str):
+        raise RecordError(f"endpoint: expected a string, found {type(endpoint).__name__}")
     raw_protocol = record.get("protocol", default_protocol)
     protocol = normalize_protocol(raw_protocol)
     if protocol is None:
@@ -93,7 +110,7 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
     elif record.get("body") is None:
         body = b""
     elif isinstance(record["body"], str):
-        body = record["body"].encode("utf-8")
+        body = _utf8(record["body"], "body")
     else:
         raise RecordError("body: expected UTF-8 text (use body_base64 for bytes)")
     fields: dict[str, Any] = {}
@@ -132,7 +149,7 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
         fields["path"] = record.get("path")
         fields["query"] = _text_pairs(record.get("query"), "query")
         fields["headers"] = _text_pairs(record.get("headers"), "headers")
-    return Envelope(protocol, fields, body, endpoint=record.get("endpoint", default_endpoint))
+    return Envelope(protocol, fields, body, endpoint=endpoint)
 
 
 def _encode(value: Any) -> Any:

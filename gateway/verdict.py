@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -27,22 +29,73 @@ class Rule(str, Enum):
     DECODE = "decode"
     NO_MATCH = "no-match"
     ENDPOINT = "endpoint"
+    # a message past one of gateway/limits.py's limits (size, headers, nesting): judged no further
+    LIMIT = "limit"
 
 
 def truncate(value: Any) -> Any:
     """Keep `actual` short: long strings and bytes are cut, containers summarized."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        value = bytes(value)
+        value = bytes(value[:ACTUAL_LIMIT + 1])
         text = value[:ACTUAL_LIMIT].decode("utf-8", "replace")
         return text + ("..." if len(value) > ACTUAL_LIMIT else "")
     if isinstance(value, str) and len(value) > ACTUAL_LIMIT:
         return value[:ACTUAL_LIMIT] + "..."
-    if isinstance(value, (dict, list)):
-        import json
-
-        text = json.dumps(value, default=str)
+    if isinstance(value, (dict, list, tuple)):
+        text = _json_preview(value, ACTUAL_LIMIT)
         return text if len(text) <= ACTUAL_LIMIT else text[:ACTUAL_LIMIT] + "..."
     return value
+
+
+def _json_preview(value: Any, limit: int) -> str:
+    """`json.dumps(value, default=str)` up to a little past `limit` characters. Written without recursion and
+    stopping early, so a payload nested thousands deep or megabytes long costs the same as a small one."""
+    parts: list[str] = []
+    size = 0
+    for token in _json_tokens(value):
+        parts.append(token)
+        size += len(token)
+        if size > limit:
+            break
+    return "".join(parts)
+
+
+def _json_tokens(value: Any) -> Iterator[str]:
+    # a stack of open containers, each an iterator over its (separator, key text or None, child) entries
+    stack: list[tuple[Iterator[tuple[str, str | None, Any]], str]] = []
+    pending: Any = value
+    while True:
+        if isinstance(pending, dict):
+            yield "{"
+            items = pending.items()
+            stack.append((((", " if n else "", k if isinstance(k, str) else str(k), v)
+                           for n, (k, v) in enumerate(items)), "}"))
+        elif isinstance(pending, (list, tuple)):
+            yield "["
+            values = pending
+            stack.append((((", " if n else "", None, v) for n, v in enumerate(values)), "]"))
+        else:
+            yield _scalar(pending)
+        while stack:
+            entries, closing = stack[-1]
+            entry = next(entries, None)
+            if entry is not None:
+                separator, key, pending = entry
+                yield separator if key is None else separator + _scalar(key) + ": "
+                break
+            stack.pop()
+            yield closing
+        else:
+            return
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str) and len(value) > ACTUAL_LIMIT:
+        value = value[:ACTUAL_LIMIT + 1]
+    try:
+        return json.dumps(value, default=str)
+    except ValueError:  # a float json cannot write; never raised for str/int/bool/None
+        return str(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from gateway.compiler.definition import CompiledDefinition, PayloadCache, compil
 from gateway.compiler.view import MessageView
 from gateway.envelope import Envelope
 from gateway.errors import Diagnostic
+from gateway.limits import DEFAULT_LIMITS, Limits, envelope_violation, limit_violation
 from gateway.loader.names import protocol_family
 from gateway.model.resolved import EndpointDefinition, Registry
 from gateway.verdict import Outcome, Rule, Verdict, Violation
@@ -86,12 +87,16 @@ class EndpointRules:
             self._by_family[family] = index
         return index
 
-    def classify(self, envelope: Envelope) -> Verdict:
+    def classify(self, envelope: Envelope, limits: Limits = DEFAULT_LIMITS) -> Verdict:
         index = self.index_for(envelope.protocol)
         content_type = protocol_content_type(envelope)
         if not index.needs_cloudevents:
             return _judge(index, MessageView(envelope, None, content_type))
         events = read_cloudevents(envelope, self.envelope_mode, content_type)
+        if len(events) > limits.max_batch_events:
+            return Verdict(Outcome.NONCONFORMANT, None, None, (limit_violation(
+                "body", f"at most {limits.max_batch_events} events", len(events),
+                f"the batch holds {len(events)} events, over the limit of {limits.max_batch_events}"),))
         if len(events) == 1 and (self.envelope_mode == "binary" or not is_batch(envelope, content_type)):
             return _judge(index, MessageView(envelope, events[0], content_type))
         verdicts = tuple(_judge(index, MessageView(envelope, event, content_type)) for event in events)
@@ -141,16 +146,22 @@ class Ruleset:
     digest: str
     diagnostics: tuple[Diagnostic, ...]
     definition_count: int
+    limits: Limits = DEFAULT_LIMITS
 
     def classify(self, envelope: Envelope) -> Verdict:
         endpoint_id = envelope.endpoint
-        rules = self.endpoints.get(endpoint_id) if endpoint_id is not None else self.default_endpoint()
+        rules = self.endpoints.get(endpoint_id) if isinstance(endpoint_id, str) else \
+            self.default_endpoint() if endpoint_id is None else None
         if rules is None:
             return Verdict(Outcome.NONCONFORMANT, None, None, (Violation(
                 "endpoint", Rule.ENDPOINT, "an endpoint of the registry", endpoint_id,
                 f"endpoint {endpoint_id!r} is not in the registry" if endpoint_id else
                 "the message names no endpoint and the registry has several"),))
-        return rules.classify(envelope)
+        # past a limit the message is judged no further: reading it is the work a limit exists to bound
+        too_big = envelope_violation(envelope, self.limits)
+        if too_big is not None:
+            return Verdict(Outcome.NONCONFORMANT, None, None, (too_big,))
+        return rules.classify(envelope, self.limits)
 
     def default_endpoint(self) -> EndpointRules | None:
         """Without an endpoint name: the only endpoint, or every definition of an endpoint-less registry."""
@@ -176,7 +187,7 @@ def _endpoint_rules(endpoint: EndpointDefinition, compiled: dict[tuple[str, str]
                          tuple(d for d in definitions if d is not None))
 
 
-def compile_registry(registry: Registry, digest: str = "") -> Ruleset:
+def compile_registry(registry: Registry, digest: str = "", limits: Limits = DEFAULT_LIMITS) -> Ruleset:
     diagnostics: list[Diagnostic] = []
     cache = PayloadCache()
     compiled: dict[tuple[str, str], CompiledDefinition | None] = {}
@@ -191,4 +202,4 @@ def compile_registry(registry: Registry, digest: str = "") -> Ruleset:
             if key not in compiled:
                 compiled[key] = compile_definition(message, cache, diagnostics)
     count = sum(1 for d in compiled.values() if d is not None)
-    return Ruleset(endpoints, digest, tuple(diagnostics), count)
+    return Ruleset(endpoints, digest, tuple(diagnostics), count, limits)

@@ -64,7 +64,11 @@ def parse_timestamp(text: str) -> datetime | None:
 
 def _is_int(value: Any, text: bool) -> bool:
     if text:
-        return isinstance(value, str) and _INT_TEXT.fullmatch(value) is not None and INT_MIN <= int(value) <= INT_MAX
+        if not isinstance(value, str) or _INT_TEXT.fullmatch(value) is None:
+            return False
+        # the range has 10 digits: longer text (leading zeros aside) is out of it, and int() refuses 4301 digits
+        digits = value.lstrip("+-").lstrip("0")
+        return len(digits) <= 10 and INT_MIN <= (-1 if value[0] == "-" else 1) * int(digits or "0") <= INT_MAX
     return isinstance(value, int) and not isinstance(value, bool) and INT_MIN <= value <= INT_MAX
 
 

@@ -25,7 +25,8 @@ class Origin:
 class Ref:
     """A reference written in a document, made absolute.
 
-    kind: "local" (file + JSON pointer), "xid" (registry-wide path) or "remote" (http(s) URI).
+    kind: "local" (file + JSON pointer), "xid" (registry-wide path) or "remote" (a URI: `file` holds it
+    without its fragment, `pointer` the fragment; fetched only as the `remote` settings allow).
     `selector` is a trailing `:TypeName` (Avro record or Protobuf message).
     `text` is what the document said and `where` the attribute that said it, for error messages.
     """

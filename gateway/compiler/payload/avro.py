@@ -28,8 +28,10 @@ from fastavro.validation import ValidationError as AvroValidationError
 from fastavro.validation import validate
 
 from gateway.errors import SchemaCompileError
+from gateway.limits import MAX_NESTING, nesting_exceeds
 from gateway.verdict import Violation
 
+from .avro_scan import needs_scan, scan
 from .base import (
     MAX_VIOLATIONS,
     Violations,
@@ -41,6 +43,8 @@ from .base import (
 )
 from .formats import AVRO
 
+# a schema document deeper than this is refused: the compile steps below recurse once per level
+_SCHEMA_NESTING = 2 * MAX_NESTING
 # fastavro's own markers: a dict carrying them is taken as already parsed, with
 # its named types, so a named type picked out of a larger schema reads alone.
 _PARSED = "__fastavro_parsed"
@@ -50,6 +54,8 @@ _NAMED = "__named_schemas"
 def compile_avro(schema: object, type_name: str | None) -> AvroValidator:
     """Parse the schema once; `type_name` picks a named type (full or short name)."""
     source = _schema_source(schema)
+    if nesting_exceeds(source, _SCHEMA_NESTING):
+        raise SchemaCompileError(f"Avro schema nests deeper than {_SCHEMA_NESTING} levels")
     _require_fields(source)
     named: dict[str, Any] = {}
     try:
@@ -60,7 +66,7 @@ def compile_avro(schema: object, type_name: str | None) -> AvroValidator:
         parsed = _select(named, type_name)
     paths: dict[str, str] = {}
     _walk(parsed, "", named, paths)
-    return AvroValidator(parsed, paths)
+    return AvroValidator(parsed, paths, named if needs_scan(parsed, named) else None)
 
 
 def _schema_source(schema: object) -> Any:
@@ -155,15 +161,21 @@ class AvroValidator:
     """One compiled Avro schema (or a named type selected from it)."""
 
     kind: str = AVRO
-    __slots__ = ("_paths", "_schema")
+    __slots__ = ("_paths", "_scan_named", "_schema")
 
-    def __init__(self, schema: Any, paths: dict[str, str]) -> None:
+    def __init__(self, schema: Any, paths: dict[str, str], scan_named: dict[str, Any] | None) -> None:
         self._schema = schema
         self._paths = paths
+        # the named types, when the schema's data must be scanned before fastavro reads it (avro_scan.py)
+        self._scan_named = scan_named
 
     def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
         if content_type is not None and is_json_media_type(content_type):
             return check_json_body(body, self.check_value)
+        if self._scan_named is not None:
+            problem = scan(body, self._schema, self._scan_named)
+            if problem is not None:
+                return (problem,)
         stream = BytesIO(body)
         try:
             schemaless_reader(stream, self._schema)
@@ -194,7 +206,7 @@ class AvroValidator:
         except TypeError:
             try:
                 text = json.dumps(value)  # integers beyond 64 bits; still one line
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, RecursionError) as exc:
                 return (decode_violation("a JSON value", repr(value), f"payload is not JSON data: {exc}"),)
         try:
             # json_reader reads one JSON value per line; orjson/json.dumps output is one line.

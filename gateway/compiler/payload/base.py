@@ -8,11 +8,12 @@ Only a failure builds Violations (CONFORMANCE.md section 6).
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
-import orjson
-
+from gateway import jsontext
 from gateway.errors import SchemaCompileError
+from gateway.limits import nesting_violation
 from gateway.verdict import Rule, Violation, truncate
 
 from .formats import AVRO, JSONSCHEMA, PROTOBUF, XSD, SchemaFormat
@@ -113,8 +114,17 @@ def one_line(text: object, limit: int = 300) -> str:
 
 def check_json_body(body: bytes, check_value: Callable[[object], Violations | None]) -> Violations | None:
     """A JSON body judged by a validator's `check_value` (Avro JSON encoding, Protobuf JSON mapping)."""
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        return (decode_violation("valid JSON", body, f"payload is not valid JSON: {exc}"),)
+    value, problem = load_json_payload(body)
+    if problem is not None:
+        return (problem,)
     return check_value(value)
+
+
+def load_json_payload(body: bytes) -> tuple[object, Violation | None]:
+    """A JSON body parsed for a validator, or the `decode` (not JSON) or `limit` (nested too deep) violation."""
+    try:
+        return jsontext.loads(body), None
+    except jsontext.TooDeep:
+        return None, nesting_violation(PATH_PREFIX, "the payload")
+    except ValueError as exc:
+        return None, decode_violation("valid JSON", body, f"payload is not valid JSON: {exc}")

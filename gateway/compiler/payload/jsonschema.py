@@ -11,6 +11,13 @@ optional/), and jsonschema-rs would otherwise assert formats for draft 4-7.
 Remote `$ref`s are never fetched: a gateway must not reach out to URLs named
 by a document. The retriever refuses, so such a schema fails to compile and
 the error names the reference.
+
+`pattern` and `patternProperties` run on the Rust `regex` crate
+(`RegexOptions`), which matches in time linear in the input, instead of
+jsonschema-rs's default fancy-regex, which backtracks: a payload string must
+never cost more than its length. That engine has no lookaround and no
+backreferences, so a schema whose pattern needs them fails to compile, with
+an error naming the pattern and its place in the schema.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from gateway.verdict import Violation
 from .base import (
     MAX_VIOLATIONS,
     Violations,
+    check_json_body,
     decode_violation,
     json_pointer,
     one_line,
@@ -92,10 +100,16 @@ def compile_jsonschema(schema: object, version: str) -> JsonSchemaValidator:
         raise SchemaCompileError(f"a JSON Schema is an object or a boolean, not {type(schema).__name__}")
     cls = _validator_class(schema, version)
     try:
-        validator = cls(schema, validate_formats=False, retriever=_refuse_retrieval)
+        validator = cls(schema, validate_formats=False, retriever=_refuse_retrieval,
+                        pattern_options=jsonschema_rs.RegexOptions())
     except jsonschema_rs.ValidationError as exc:
         if isinstance(exc.kind, jsonschema_rs.ValidationErrorKind.Referencing):
             raise SchemaCompileError(f"unresolvable reference in JSON Schema: {one_line(exc.message)}") from exc
+        if _needs_backtracking(exc):
+            raise SchemaCompileError(
+                f"pattern {one_line(repr(exc.instance), 120)} needs lookaround or backreferences, which xgate "
+                "does not run: payload patterns run on a linear-time regex engine (no catastrophic "
+                "backtracking); rewrite the pattern without them", json_pointer(exc.instance_path)) from exc
         # Meta-schema failures locate the fault by the *schema* document's instance path.
         raise SchemaCompileError(
             f"invalid JSON Schema: {one_line(exc.message)}", json_pointer(exc.instance_path)
@@ -103,6 +117,18 @@ def compile_jsonschema(schema: object, version: str) -> JsonSchemaValidator:
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise SchemaCompileError(f"invalid JSON Schema: {one_line(exc)}") from exc
     return JsonSchemaValidator(validator)
+
+
+def _needs_backtracking(error: jsonschema_rs.ValidationError) -> bool:
+    """A `regex` format failure on a pattern that fancy-regex (lookaround, backreferences) would compile."""
+    pattern = error.instance
+    if not isinstance(error.kind, jsonschema_rs.ValidationErrorKind.Format) or not isinstance(pattern, str):
+        return False
+    try:
+        jsonschema_rs.Draft7Validator({"pattern": pattern}, pattern_options=jsonschema_rs.FancyRegexOptions())
+    except (jsonschema_rs.ValidationError, ValueError):
+        return False
+    return True
 
 
 class JsonSchemaValidator:
@@ -117,11 +143,7 @@ class JsonSchemaValidator:
 
     def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
         # The content type needs no dispatch: a JSON Schema payload is JSON.
-        try:
-            value = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            return (decode_violation("valid JSON", body, f"payload is not valid JSON: {exc}"),)
-        return self.check_value(value)
+        return check_json_body(body, self.check_value)
 
     def check_value(self, value: object) -> Violations | None:
         try:

@@ -6,6 +6,12 @@ URL is ever opened: an `xs:import`/`xs:include` with a location, or an
 declarations are refused, the defusedxml rule against entity expansion
 bombs). Sources are wrapped in in-memory streams so that text which does not
 start with `<` is never taken for a path or URL.
+
+`pattern` facets run on a linear-time engine (linear_regex.py), not on the
+backtracking `re` xmlschema compiles them to. A payload nested deeper than
+gateway/limits.py's MAX_NESTING elements is a `limit` violation: xmlschema
+validates recursively, and its own depth limit (1000) lies beyond Python's
+stack.
 """
 
 from __future__ import annotations
@@ -15,13 +21,17 @@ from io import BytesIO, StringIO
 from typing import IO, Any
 
 from xmlschema import XMLResource, XMLSchema10, XMLSchema11
+from xmlschema.exceptions import XMLResourceExceeded
 from xmlschema.validators import XMLSchemaBase
+from xmlschema.validators.facets import XsdPatternFacets
 
 from gateway.errors import SchemaCompileError
+from gateway.limits import MAX_NESTING, nesting_violation
 from gateway.verdict import Violation
 
-from .base import MAX_VIOLATIONS, Violations, decode_violation, one_line, schema_violation
+from .base import MAX_VIOLATIONS, PATH_PREFIX, Violations, decode_violation, one_line, schema_violation
 from .formats import XSD
+from .linear_regex import LinearPattern
 
 _ALLOW = "none"
 _DEFUSE = "always"
@@ -44,10 +54,23 @@ def compile_xsd(schema: object, version: str, type_name: str | None) -> XsdValid
         except Exception as exc:  # parse errors, forbidden resources, bad components
             notes = " ".join(one_line(w.message, 200) for w in caught)
             raise SchemaCompileError(f"invalid XSD: {one_line(exc, 500)}{' (' + notes + ')' if notes else ''}") from exc
+    _linear_patterns(compiled)
     root: str | None = None
     if type_name:
         root = _select(compiled, type_name)
     return XsdValidator(compiled, root)
+
+
+def _linear_patterns(compiled: XMLSchemaBase) -> None:
+    """Swap every pattern facet's `re.Pattern` for a LinearPattern (see linear_regex.py)."""
+    for component in compiled.iter_components():
+        if isinstance(component, XsdPatternFacets):
+            for index, (pattern, text) in enumerate(zip(component.patterns, component.regexps)):
+                try:
+                    component.patterns[index] = LinearPattern(pattern.pattern)  # type: ignore[call-overload]
+                except ValueError as exc:
+                    raise SchemaCompileError(f"XSD pattern {text!r} cannot run on the linear-time regex "
+                                             f"engine: {one_line(exc, 200)}") from exc
 
 
 def _select(compiled: XMLSchemaBase, type_name: str) -> str:
@@ -80,8 +103,12 @@ class XsdValidator:
     def _check(self, stream: IO[Any], raw: object) -> Violations | None:
         try:
             resource = XMLResource(stream, allow=_ALLOW, defuse=_DEFUSE)
+        except XMLResourceExceeded:
+            return (nesting_violation(PATH_PREFIX, "the XML payload"),)
         except Exception as exc:  # noqa: BLE001 - malformed, forbidden entities, ...
             return (decode_violation("well-formed XML", raw, f"payload is not well-formed XML: {exc}"),)
+        if _deeper_than(resource.root, MAX_NESTING):
+            return (nesting_violation(PATH_PREFIX, "the XML payload"),)
         if self._root is not None:
             tag = str(resource.root.tag)
             if tag != self._root:
@@ -99,6 +126,17 @@ class XsdValidator:
         except Exception as exc:  # noqa: BLE001 - a validator crash is reported, never raised
             found.append(schema_violation("", "valid", raw, f"payload fails its XSD ({one_line(exc)})"))
         return tuple(found) if found else None
+
+
+def _deeper_than(root: Any, limit: int) -> bool:
+    """Whether elements nest more than `limit` levels (the root is one); iterative."""
+    stack = [(root, 1)]
+    while stack:
+        element, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in element)
+    return False
 
 
 def _violation(error: Any) -> Violation:

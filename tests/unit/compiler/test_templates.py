@@ -4,12 +4,13 @@ does not fit its pattern is `template`."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gateway.compiler.templates import compile_template, has_placeholders
+from gateway.compiler.templates import SEARCH_BUDGET, _Search, compile_template, has_placeholders
 from tests.unit.builders import bad, ce_message, kafka_ce, load_doc, ok, registry, shape
 
 # --- the template matcher ----------------------------------------------------------------------------
@@ -228,3 +229,54 @@ def test_http_path_and_query(tmp_path: Path) -> None:
     verdict = loaded.judge(rec)
     assert (verdict.outcome.value, verdict.messagegroupid, verdict.messageid) == ("nonconformant", None, None)
     assert [v.rule.value for v in verdict.violations] == ["no-match"]
+
+
+# --- no catastrophic backtracking: hostile values against many-placeholder templates ----------------------
+
+HOSTILE = [
+    ("{a}.{b}.{c}.{d}.{e}.{f}.{g}.{h}.end", "a." * 100_000 + "x"),      # a backtracking regex: O(n^8)
+    ("".join(f"{{p{i}}}" for i in range(50)) + "/x", "a" * 200_000),     # 50 adjacent placeholders
+    ("".join(f"{{p{i}}}-" for i in range(50)) + "x", "-a" * 100_000),
+    ("/{a}/{b}" * 20, "/a" * 100_000 + "/"),
+    ("{a}:{a}:{b}:{b}:{c}:{c}", "a:" * 100_000 + "b"),                   # repeated names: the bounded search
+    ("{a}{b}{c}{d}{a}", "ab" * 100_000),
+    ("{x}.{y}.{x}.{y}.{x}", "q." * 100_000 + "z"),
+    ("/{a}x/{b}x/{a}", "/" + "a" * 200_000 + "/" + "b" * 200_000 + "/c"),  # rule 1: the regex, forced splits
+    ("/{a}/{b}/{a}" * 10, "/aaaa" * 100_000),
+]
+
+
+def test_the_regex_serves_only_templates_whose_splits_are_forced() -> None:
+    # rule 1: no piece between delimiters holds two placeholders, so a backtracking regex has no choice
+    assert compile_template("/sites/{site}/devices/{device}").forced is not None
+    assert compile_template("/{id}/x/{id}?q={q}").forced is not None
+    for ambiguous in ("{a}.{b}", "com.example.{kind}.{version}", "/{a}-{b}/", "{a}{b}"):
+        assert compile_template(ambiguous).forced is None
+
+
+@pytest.mark.parametrize(("template", "value"), HOSTILE)
+def test_hostile_values_finish_at_once(template: str, value: str) -> None:
+    # linear work (one rfind per placeholder) or SEARCH_BUDGET steps; a regex took minutes on the first one
+    compiled = compile_template(template)
+    started = time.perf_counter()
+    compiled.match(value)
+    compiled.conflicts(value)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_the_consistent_split_search_stops_at_its_budget() -> None:
+    # `{a}{b}{c}{d}{a}` on "abab...": a split exists (a = "ab"), but the greedy order reaches it only after
+    # trying every shorter b, c, d for every longer a; the search gives up and says `placeholder`
+    search = _Search(compile_template("{a}{b}{c}{d}{a}").pieces, ["ab" * 2000])
+    assert search.run() is None
+    assert SEARCH_BUDGET < search.steps <= SEARCH_BUDGET + 5  # one more per placeholder, unwinding
+    assert compile_template("{a}{b}{c}{d}{a}").conflicts("ab" * 2000)
+    assert compile_template("{a}{b}{c}{d}{a}").match("ab" * 4) == {"a": "ab", "b": "ab", "c": "a", "d": "b"}
+
+
+def test_delimiters_must_line_up() -> None:
+    template = compile_template("/{a}?x={b}#{c}")
+    assert template.match("/1?x=2#3") == {"a": "1", "b": "2", "c": "3"}
+    assert template.match("/1?x=2?#3") is None
+    assert template.match("/1/?x=2#3") is None
+    assert compile_template("{?q}/{x}").match("a/b") == {"q": "a", "x": "b"}  # `?` in a name is no delimiter
