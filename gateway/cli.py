@@ -3,24 +3,40 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from gateway import __version__
 from gateway.check import Summary, judge_lines, judge_record
 from gateway.compiler import Ruleset, compile_registry
-from gateway.errors import Severity
+from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
 
 EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE = 0, 1, 2
 
 
-def _load(paths: Sequence[str]) -> tuple[Snapshot, Ruleset]:
-    snapshot = load_snapshot(list(paths))
+def _load(paths: Sequence[str], settings_file: str | None = None) -> tuple[Snapshot, Ruleset]:
+    """Load as `xgate run` would: http(s) references are fetched as the `remote` settings allow."""
+    from gateway.loader.fetch import RemoteFetcher, fetcher_for
+    from gateway.settings import SETTINGS_FILES, load_remote_policy
+
+    if settings_file is None:
+        beside = (Path(p) / name for p in paths if Path(p).is_dir() for name in SETTINGS_FILES)
+        settings_file = next((str(candidate) for candidate in beside if candidate.is_file()), None)
+    fetcher: RemoteFetcher | None = None
+    problems: list[Diagnostic] = []
+    if settings_file is not None:
+        policy, problems = load_remote_policy(settings_file)
+        fetcher = fetcher_for(policy)
+    snapshot = load_snapshot(list(paths), fetcher=fetcher)
+    if problems:
+        snapshot = replace(snapshot, diagnostics=(*problems, *snapshot.diagnostics))
     return snapshot, compile_registry(snapshot.registry, snapshot.digest)
 
 
@@ -77,12 +93,15 @@ def unusable(command: str, snapshot: Snapshot, ruleset: Ruleset, *, strict: bool
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    snapshot, ruleset = _load(args.registry)
+    snapshot, ruleset = _load(args.registry, args.settings)
     refused = unusable("check", snapshot, ruleset, strict=args.strict, endpoint=args.endpoint)
     if refused is not None:
         return refused
     try:
-        source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+        # bytes that are not UTF-8 stay in the line as surrogates: that line gets a `decode` verdict, the rest go on
+        source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8", errors="surrogateescape")
+        if source is sys.stdin and isinstance(source, io.TextIOWrapper):
+            source.reconfigure(errors="surrogateescape")
     except OSError as exc:
         print(f"xgate check: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
@@ -106,7 +125,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_lint(args: argparse.Namespace) -> int:
     from gateway.lint import lint_report, render_json, render_text
 
-    snapshot, ruleset = _load(args.paths)
+    snapshot, ruleset = _load(args.paths, args.settings)
     report = lint_report(snapshot, ruleset)
     print(render_json(report) if args.format == "json" else render_text(report))
     return EXIT_NONCONFORMANT if report["errors"] else EXIT_OK
@@ -116,7 +135,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from gateway.explain import explain
     from gateway.recorded import RecordError, envelope_from_record
 
-    snapshot, ruleset = _load(args.registry)
+    snapshot, ruleset = _load(args.registry, args.settings)
     _report_diagnostics(snapshot, ruleset, sys.stderr)
     try:
         record = json.loads(Path(args.message).read_text("utf-8") if args.message != "-" else sys.stdin.read())
@@ -128,6 +147,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     print(explain(ruleset, envelope))
     verdict = judge_record(ruleset, record, args.endpoint)
     return EXIT_OK if verdict.conformant else EXIT_NONCONFORMANT
+
+
+def _add_settings_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--settings", metavar="FILE",
+                         help="gateway.yaml whose `remote` section allows fetching http(s) references "
+                              "(default: a gateway.yaml in a given directory; without one nothing is fetched)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,17 +168,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("json", "table"), default="json")
     check.add_argument("--strict", action="store_true", help="exit 2 when any document has an error")
     check.add_argument("input", nargs="?", default="-", help="recorded messages (JSON lines); - is stdin")
+    _add_settings_option(check)
     check.set_defaults(handler=cmd_check)
 
     lint = commands.add_parser("lint", help="load and compile documents, report what each holds")
     lint.add_argument("paths", nargs="+", metavar="PATH")
     lint.add_argument("--format", choices=("text", "json"), default="text")
+    _add_settings_option(lint)
     lint.set_defaults(handler=cmd_lint)
 
     explain = commands.add_parser("explain", help="why one message matched or did not")
     explain.add_argument("--registry", action="append", required=True, metavar="PATH")
     explain.add_argument("--endpoint")
     explain.add_argument("message", help="one recorded message (JSON file, or - for stdin)")
+    _add_settings_option(explain)
     explain.set_defaults(handler=cmd_explain)
 
     from gateway.runtime.commands import add_commands

@@ -8,10 +8,11 @@ from typing import Any
 from gateway.compiler import Ruleset
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot
+from gateway.runtime.credentials import credential_warnings
 
 
 def all_diagnostics(snapshot: Snapshot, ruleset: Ruleset) -> list[Diagnostic]:
-    return list(snapshot.diagnostics) + list(ruleset.diagnostics)
+    return list(snapshot.diagnostics) + list(ruleset.diagnostics) + credential_warnings(snapshot.registry)
 
 
 def lint_report(snapshot: Snapshot, ruleset: Ruleset) -> dict[str, Any]:

@@ -19,7 +19,7 @@ endpoints:
     options: {consumergroup: xgate-prod}   # merged over the document's protocoloptions
     username: xgate
     password: ${KAFKA_PASSWORD}
-    password_file: /run/secrets/kafka      # alternative to password
+    password_file: /run/secrets/kafka      # alternative to password (so are username_file, apikey_file, token_file)
     tls: {ca: /etc/xgate/ca.pem, cert: /etc/xgate/client.pem, key: /etc/xgate/client.key, verify: true}
     sasl_mechanism: SCRAM-SHA-512          # any other key lands in the adapter's `extra`
 runtime:
@@ -28,6 +28,16 @@ runtime:
   summary_interval: 0             # seconds between live summary lines on stderr (0: off)
   metrics_address: 127.0.0.1:9464 # /metrics /healthz /readyz ("" turns the server off)
   reload_debounce: 1.0            # seconds of quiet after a file change before reloading
+metrics:                          # who may read /metrics /healthz /readyz (default: anyone on 127.0.0.1)
+  tls: {cert: /etc/xgate/metrics.pem, key: /etc/xgate/metrics.key, ca: /etc/xgate/scrapers-ca.pem}
+  username: prometheus            # basic auth: username and password (or their _file) together
+  password_file: /run/secrets/metrics-password
+  probes_need_auth: true          # false: /healthz and /readyz answer without credentials
+remote:                           # http(s) references in documents; off while `allow` is empty (the default)
+  allow: [schemas.example.com, "*.registry.example.com", 10.20.0.0/16]   # hosts, *.domain, host:port, IPs, CIDRs
+  timeout: 5                      # seconds for one fetch, connect to last byte
+  max_bytes: 4194304              # a larger response is refused
+  cache_ttl: 300                  # seconds a fetched document is reused (a failed refetch keeps the old copy)
 ```
 """
 
@@ -35,16 +45,22 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gateway.errors import Diagnostic, Severity
 from gateway.loader.decode import decode_file
+from gateway.loader.fetch import RemotePolicy, parse_allow
+from gateway.metrics.access import server_context
 
 POLICIES = ("forward", "observe", "reject", "drop")
 SETTINGS_FILES = ("gateway.yaml", "gateway.yml")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# secrets an endpoint hands to its adapter in `extra`, which may also be read from `<name>_file`
+_EXTRA_SECRETS = ("apikey", "token")
+_TLS_KEYS = ("ca", "cert", "key", "verify")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +79,9 @@ class EndpointSettings:
     uris: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     tls: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)  # may hold apikey, token
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +94,25 @@ class RuntimeSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsSettings:
+    """Access to /metrics /healthz /readyz (served on `runtime.metrics_address`): https, basic auth."""
+
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_ca: str | None = None  # set: clients must present a certificate it signed
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    probes_need_auth: bool = True  # false: /healthz and /readyz stay open (kubelet probes carry no secret)
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     routes: tuple[RouteSettings, ...] = ()
     endpoints: dict[str, EndpointSettings] = field(default_factory=dict)
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
     file: str | None = None
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    remote: RemotePolicy = field(default_factory=RemotePolicy)
 
 
 def _expand(value: Any, where: str, problems: list[str]) -> Any:
@@ -105,6 +135,9 @@ def _expand(value: Any, where: str, problems: list[str]) -> Any:
 
 
 def _secret(raw: dict[str, Any], name: str, where: str, problems: list[str]) -> str | None:
+    """`name` as written (usually `${ENV_VAR}`), or the content of the file `<name>_file` names."""
+    if raw.get(name) is not None and raw.get(f"{name}_file") is not None:
+        problems.append(f"{where}/{name}_file: give either {name} or {name}_file, not both")
     if raw.get(name) is not None:
         return str(raw[name])
     path = raw.get(f"{name}_file")
@@ -123,18 +156,127 @@ def _endpoint(raw: Any, where: str, problems: list[str]) -> EndpointSettings:
         return EndpointSettings()
     uris = raw.get("uris", [])
     uris = [uris] if isinstance(uris, str) else uris
-    known = {"uris", "options", "username", "username_file", "password", "password_file", "tls"}
+    known = {"uris", "options", "username", "username_file", "password", "password_file", "tls",
+             *(f"{name}_file" for name in _EXTRA_SECRETS)}
     options = raw.get("options") or {}
     if not isinstance(options, dict):
         problems.append(f"{where}/options: expected a mapping")
         options = {}
-    tls = raw.get("tls")
-    if tls is not None and not isinstance(tls, dict):
-        problems.append(f"{where}/tls: expected a mapping with ca, cert, key, verify")
-        tls = None
+    extra = {k: v for k, v in raw.items() if k not in known}
+    for name in _EXTRA_SECRETS:
+        if (secret := _secret(raw, name, where, problems)) is not None:
+            extra[name] = secret
     return EndpointSettings(tuple(str(u) for u in uris), dict(options), _secret(raw, "username", where, problems),
-                            _secret(raw, "password", where, problems), tls,
-                            {k: v for k, v in raw.items() if k not in known})
+                            _secret(raw, "password", where, problems), _tls(raw.get("tls"), where, problems), extra)
+
+
+def _tls(raw: Any, where: str, problems: list[str]) -> dict[str, Any] | None:
+    """An endpoint's `tls` mapping; a misspelt key is an error, not a silently unverified connection."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.append(f"{where}/tls: expected a mapping with ca, cert, key, verify")
+        return None
+    problems.extend(f"{where}/tls/{key}: unknown setting (known: {', '.join(_TLS_KEYS)})"
+                    for key in sorted(set(raw) - set(_TLS_KEYS), key=str))
+    verify = raw.get("verify", True)
+    if isinstance(verify, str) and verify.strip().lower() in ("true", "false"):
+        verify = verify.strip().lower() == "true"  # written as ${TLS_VERIFY:-true}
+    if not isinstance(verify, bool):
+        problems.append(f"{where}/tls/verify: expected true or false, found {verify!r}")
+        verify = True
+    return {**raw, "verify": verify}
+
+
+def _metrics(raw: Any, problems: list[str]) -> MetricsSettings:
+    where = "/metrics"
+    if raw is None:
+        return MetricsSettings()
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping (tls, username, password, probes_need_auth)")
+        return MetricsSettings()
+    known = {"tls", "username", "username_file", "password", "password_file", "probes_need_auth"}
+    problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - known, key=str))
+    username = _secret(raw, "username", where, problems)
+    password = _secret(raw, "password", where, problems)
+    if (username is None) != (password is None):
+        problems.append(f"{where}: basic auth needs both a username and a password (or their _file)")
+    elif username is not None and (not username or ":" in username or not password):
+        problems.append(f"{where}: the basic auth username must be non-empty without ':', the password non-empty")
+    probes = raw.get("probes_need_auth", True)
+    if not isinstance(probes, bool):
+        problems.append(f"{where}/probes_need_auth: expected true or false, found {probes!r}")
+        probes = True
+    cert, key, ca = _metrics_tls(raw.get("tls"), f"{where}/tls", problems)
+    return MetricsSettings(cert, key, ca, username, password, probes)
+
+
+def _metrics_tls(raw: Any, where: str, problems: list[str]) -> tuple[str | None, str | None, str | None]:
+    """cert, key and ca, loaded once here so that a bad file is a settings error naming the field."""
+    if raw is None:
+        return None, None, None
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping with cert, key and optionally ca")
+        return None, None, None
+    problems.extend(f"{where}/{key}: unknown setting (known: cert, key, ca)"
+                    for key in sorted(set(raw) - {"cert", "key", "ca"}, key=str))
+    cert, key, ca = (str(raw[k]) if raw.get(k) is not None else None for k in ("cert", "key", "ca"))
+    if cert is None or key is None:
+        problems.append(f"{where}: https needs both cert and key")
+        return None, None, None
+    try:
+        server_context(cert, key, ca)
+    except (OSError, ssl.SSLError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        problems.append(f"{where}: cannot load cert {cert!r}, key {key!r}" + (f", ca {ca!r}" if ca else "")
+                        + f": {reason}")
+        return None, None, None
+    return cert, key, ca
+
+
+def _remote(raw: Any, problems: list[str]) -> RemotePolicy:
+    """The `remote` section; any problem in it leaves remote fetching off (fail closed)."""
+    where, defaults = "/remote", RemotePolicy()
+    if raw is None:
+        return defaults
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping (allow, timeout, max_bytes, cache_ttl)")
+        return defaults
+    found: list[str] = [f"{where}/{key}: unknown setting (known: allow, timeout, max_bytes, cache_ttl)"
+                        for key in sorted(set(raw) - {"allow", "timeout", "max_bytes", "cache_ttl"}, key=str)]
+    allow = raw.get("allow") or []
+    allow = [allow] if isinstance(allow, str) else allow
+    if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
+        found.append(f"{where}/allow: expected a list of hosts, `*.domain`s, IP addresses or networks")
+        allow = []
+    found.extend(f"{where}/allow: {problem}" for problem in parse_allow(tuple(allow))[1])
+
+    def number(key: str, default: float, *, minimum: float) -> float:
+        value = raw.get(key, default)
+        if isinstance(value, str):
+            value = value.strip()  # written as ${XGATE_REMOTE_TIMEOUT:-5}
+            value = float(value) if value.replace(".", "", 1).isdigit() else value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+            found.append(f"{where}/{key}: expected a number of at least {minimum:g}, found {value!r}")
+            return default
+        return float(value)
+    timeout = number("timeout", defaults.timeout, minimum=0.001)
+    max_bytes = number("max_bytes", defaults.max_bytes, minimum=1)
+    cache_ttl = number("cache_ttl", defaults.cache_ttl, minimum=0)
+    problems.extend(found)
+    return defaults if found else RemotePolicy(tuple(allow), timeout, int(max_bytes), cache_ttl)
+
+
+def load_remote_policy(path: str | Path) -> tuple[RemotePolicy, list[Diagnostic]]:
+    """Only the `remote` section of a gateway.yaml, for the offline commands (`check`, `lint`, `explain`)."""
+    raw, problem = decode_file(Path(path))
+    if problem is not None:
+        return RemotePolicy(), [problem]
+    problems: list[str] = []
+    section = _expand(raw.get("remote"), "/remote", problems) if isinstance(raw, dict) else None
+    policy = _remote(section, problems)
+    return policy, [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
+                               code="settings") for text in problems]
 
 
 def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
@@ -175,8 +317,10 @@ def load_settings(config_dir: str | Path) -> tuple[Settings, list[Diagnostic]]:
                               float(runtime_raw.get("summary_interval", 0)),
                               str(runtime_raw.get("metrics_address", "127.0.0.1:9464")),
                               float(runtime_raw.get("reload_debounce", 1.0)))
-    unknown = set(raw) - {"routes", "endpoints", "runtime"}
+    metrics = _metrics(raw.get("metrics"), problems)
+    remote = _remote(raw.get("remote"), problems)
+    unknown = set(raw) - {"routes", "endpoints", "runtime", "metrics", "remote"}
     problems.extend(f"/{key}: unknown setting" for key in sorted(unknown))
     diagnostics = [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
                               code="settings") for text in problems]
-    return Settings(tuple(routes), endpoints, runtime, str(path)), diagnostics
+    return Settings(tuple(routes), endpoints, runtime, str(path), metrics, remote), diagnostics

@@ -48,9 +48,9 @@ class EndpointConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
     usage: tuple[str, ...] = ()
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     tls: TlsSettings | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)  # may hold apikey, token
 
 
 @dataclass(frozen=True, slots=True)

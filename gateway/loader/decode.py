@@ -1,8 +1,10 @@
 """Parse one document file (JSON or YAML) into plain Python values.
 
 Errors name the file with line and column. YAML is loaded with the safe
-loader only, and aliases are refused beyond a small budget so that a
-"billion laughs" document cannot explode memory.
+loader only (no Python object tags), and aliases are refused beyond a small
+budget; a parsed document must also fit `limits` (nesting depth, values with
+aliases expanded), so that a "billion laughs" or a deeply nested document
+fails with a reason instead of exhausting memory or the interpreter stack.
 """
 
 from __future__ import annotations
@@ -14,24 +16,36 @@ from typing import Any
 import yaml
 
 from gateway.errors import Diagnostic, Severity
+from gateway.loader.limits import MAX_DOCUMENT_VALUES, measure
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+# PyYAML parses in pure Python at ~0.3 MB/s: a larger YAML document would stall a load for minutes
+MAX_YAML_CHARACTERS = 4 * 1024 * 1024
 MAX_YAML_ALIASES = 1000
 
 
+class _Refused(yaml.YAMLError):
+    """A YAML document past a limit; stops the composer before it builds more nodes."""
+
+
 class _BoundedSafeLoader(yaml.SafeLoader):
-    """SafeLoader that counts alias expansions."""
+    """SafeLoader that counts nodes and alias expansions."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.alias_count = 0
+        self.node_count = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
+        self.node_count += 1
+        if self.node_count > MAX_DOCUMENT_VALUES:
+            raise _Refused(f"more than {MAX_DOCUMENT_VALUES:,} YAML nodes")
         if self.check_event(yaml.AliasEvent):
             self.alias_count += 1
             if self.alias_count > MAX_YAML_ALIASES:
                 mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-                raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} YAML aliases at line {mark.line + 1}")
+                raise _Refused(f"more than {MAX_YAML_ALIASES} YAML aliases (at line {mark.line + 1}); "
+                               "refused as a possible alias bomb")
         return super().compose_node(parent, index)
 
 
@@ -40,7 +54,26 @@ def _is_yaml(path: Path) -> bool:
 
 
 def decode_text(text: str, file: str, *, yaml_syntax: bool) -> tuple[Any, Diagnostic | None]:
+    try:
+        value, problem = _parse(text, file, yaml_syntax=yaml_syntax)
+    except RecursionError:
+        # both parsers recurse per nesting level; far deeper than MAX_NESTING_DEPTH anyway
+        return None, Diagnostic(Severity.ERROR, file, "document nests too deep to parse "
+                                "(more levels than the interpreter's recursion limit)", code="limit")
+    if problem is not None:
+        return None, problem
+    excess = measure(value)
+    if excess is not None:
+        return None, Diagnostic(Severity.ERROR, file, f"document refused: it {excess}", code="limit")
+    return value, None
+
+
+def _parse(text: str, file: str, *, yaml_syntax: bool) -> tuple[Any, Diagnostic | None]:
     if yaml_syntax:
+        if len(text) > MAX_YAML_CHARACTERS:
+            return None, Diagnostic(Severity.ERROR, file, f"document refused: YAML of {len(text):,} characters; "
+                                    f"the limit for YAML is {MAX_YAML_CHARACTERS:,} (write large documents as JSON)",
+                                    code="limit")
         try:
             loader = _BoundedSafeLoader(text)
             try:
@@ -53,6 +86,8 @@ def decode_text(text: str, file: str, *, yaml_syntax: bool) -> tuple[Any, Diagno
             column = mark.column + 1 if mark else None
             return None, Diagnostic(Severity.ERROR, file, f"invalid YAML: {exc.problem}", line=line,
                                     column=column, code="parse")
+        except _Refused as exc:
+            return None, Diagnostic(Severity.ERROR, file, f"document refused: {exc}", code="limit")
         except yaml.YAMLError as exc:
             return None, Diagnostic(Severity.ERROR, file, f"invalid YAML: {exc}", code="parse")
     try:
@@ -84,11 +119,15 @@ def read_document(path: Path) -> tuple[bytes | None, Diagnostic | None]:
     try:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
-            return None, Diagnostic(Severity.ERROR, file,
-                                    f"document is {size} bytes; the limit is {MAX_DOCUMENT_BYTES}", code="size")
+            return None, _too_large(file, size)
         return path.read_bytes(), None
     except OSError as exc:
         return None, Diagnostic(Severity.ERROR, file, f"cannot read: {exc.strerror}", code="io")
+
+
+def _too_large(file: str, size: int) -> Diagnostic:
+    return Diagnostic(Severity.ERROR, file, f"document refused: it is {size:,} bytes; the limit is "
+                      f"{MAX_DOCUMENT_BYTES:,}", code="limit")
 
 
 def decode_file(path: Path, raw: bytes | None = None) -> tuple[Any, Diagnostic | None]:
@@ -98,6 +137,8 @@ def decode_file(path: Path, raw: bytes | None = None) -> tuple[Any, Diagnostic |
         raw, problem = read_document(path)
         if raw is None:
             return None, problem
+    elif len(raw) > MAX_DOCUMENT_BYTES:
+        return None, _too_large(file, len(raw))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DOCUMENT_SUFFIXES = (".xreg.json", ".cereg.yaml", ".cereg.yml", ".cereg", ".json", ".yaml", ".yml")
@@ -15,21 +16,43 @@ def is_document(path: Path) -> bool:
     return name not in SETTINGS_NAMES and name.endswith(DOCUMENT_SUFFIXES)
 
 
-def discover(paths: list[str | Path]) -> tuple[list[Path], list[str]]:
-    """Expand PATHs into document files (sorted, deduplicated) and report paths that do not exist."""
+@dataclass
+class Found:
+    files: list[Path] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    # documents in a directory that are symbolic links resolving outside it: (link, target)
+    escaping: list[tuple[Path, Path]] = field(default_factory=list)
+
+
+def find_documents(paths: list[str | Path]) -> Found:
+    """Expand PATHs into document files (sorted, deduplicated, resolved), the paths that do not exist, and
+    the links inside a directory that lead out of it (not loaded: a dropped link must not read other files)."""
     found: dict[Path, None] = {}
-    missing: list[str] = []
+    result = Found()
     for raw in paths:
         path = Path(raw)
         if path.is_file():
             found[path.resolve()] = None
         elif path.is_dir():
-            for root, dirs, files in os.walk(path):
+            root = path.resolve()
+            for walked, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
-                    candidate = Path(root) / name
-                    if is_document(candidate):
-                        found[candidate.resolve()] = None
+                    candidate = Path(walked) / name
+                    if not is_document(candidate):
+                        continue
+                    target = candidate.resolve()
+                    if root in target.parents:
+                        found[target] = None
+                    else:
+                        result.escaping.append((candidate, target))
         else:
-            missing.append(str(raw))
-    return list(found), missing
+            result.missing.append(str(raw))
+    result.files = list(found)
+    return result
+
+
+def discover(paths: list[str | Path]) -> tuple[list[Path], list[str]]:
+    """Expand PATHs into document files (sorted, deduplicated) and report paths that do not exist."""
+    found = find_documents(paths)
+    return found.files, found.missing

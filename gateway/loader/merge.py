@@ -49,12 +49,12 @@ def merge_documents(docs: list[Doc]) -> tuple[dict[str, dict[str, Entity]], list
     diagnostics: list[Diagnostic] = []
     merged: dict[str, dict[str, Entity]] = {"endpoints": {}, "messagegroups": {}, "schemagroups": {}}
     for doc in docs:
-        for collection in merged:
+        for collection, pooled in merged.items():
             for eid, entity in doc.collection(collection).items():
-                existing = merged[collection].get(eid)
+                existing = pooled.get(eid)
                 if existing is None:
-                    merged[collection][eid] = Entity(entity.kind, entity.id, dict(entity.attrs), entity.origin,
-                                                     dict(entity.children))
+                    pooled[eid] = Entity(entity.kind, entity.id, dict(entity.attrs), entity.origin,
+                                         dict(entity.children))
                 elif collection == "endpoints":
                     diagnostics.append(Diagnostic(
                         Severity.ERROR, entity.origin.file,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, replace
+from urllib.parse import unquote, urljoin, urlsplit
 
 from gateway.model import Origin, Ref
 
@@ -37,22 +38,42 @@ def parse_ref(text: str, file: str, where: Origin | None = None) -> Ref | None:
     return replace(ref, where=where) if ref is not None and where is not None else ref
 
 
+def is_url(text: str) -> bool:
+    return bool(_SCHEME.match(text)) and not text.lower().startswith("file:")
+
+
 def _parse(text: str, file: str) -> Ref | None:
     if not isinstance(text, str) or not text.strip():
         return None
     text = text.strip()
-    if _SCHEME.match(text):
-        if text.lower().startswith("file://"):
-            return None
-        return Ref("remote", text)
     body, selector = split_selector(text)
-    if body.startswith("#"):
-        return Ref("local", text, file=file, pointer=body[1:], selector=selector)
+    if text.lower().startswith("file://") and not is_url(file):
+        return _file_uri(text, body, selector)  # (a fetched document names no local file: it stays a URL)
+    if _SCHEME.match(text):
+        return _remote(text, body, selector)
     if body.startswith("/"):
         return Ref("xid", text, pointer=body, selector=selector)
+    if is_url(file):
+        # inside a fetched document, relative references stay on its server
+        return _remote(text, urljoin(file, body), selector)
+    if body.startswith("#"):
+        return Ref("local", text, file=file, pointer=body[1:], selector=selector)
     path, _, fragment = body.partition("#")
     target = os.path.normpath(os.path.join(os.path.dirname(file), path))
     return Ref("local", text, file=target, pointer=fragment, selector=selector)
+
+
+def _remote(text: str, body: str, selector: str | None) -> Ref:
+    url, _, fragment = body.partition("#")
+    return Ref("remote", text, file=url, pointer=fragment, selector=selector)
+
+
+def _file_uri(text: str, body: str, selector: str | None) -> Ref | None:
+    """`file:///abs/path#/pointer`: a local file like any other (and confined like any other)."""
+    parts = urlsplit(body)
+    if parts.netloc not in ("", "localhost") or not parts.path:
+        return None
+    return Ref("local", text, file=os.path.normpath(unquote(parts.path)), pointer=parts.fragment, selector=selector)
 
 
 def unescape(segment: str) -> str:

@@ -1,34 +1,36 @@
 """Follow references: message groups of endpoints, basemessage chains, and payload schema links.
 
 Local references (`#/pointer`, `file.json#/pointer`) resolve inside the
-document they name; xids (`/messagegroups/g/...`) resolve in the merged
-registry; http(s) references are never fetched here (CONFORMANCE.md
-section 2: off by default) and are reported as warnings.
+document they name, which must lie inside the directories being loaded;
+xids (`/messagegroups/g/...`) resolve in the merged registry; http(s)
+references are fetched only as the operator's `remote` settings allow
+(CONFORMANCE.md section 2: off by default). A remote schema that policy
+keeps from being fetched is a warning (its payload is not checked); one
+that was allowed but could not be fetched is an error, like a broken local
+link. Where the documents come from is `gateway.loader.referenced`.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from gateway.errors import Diagnostic, Severity
+from gateway.loader.bundle import RefUnavailable, bundle, is_legacy
 from gateway.loader.merge import deep_merge
-from gateway.loader.refs import entity_path, pointer_segments
+from gateway.loader.referenced import ReferencedSources, Unavailable
+from gateway.loader.refs import entity_path, is_url, pointer_segments
 from gateway.loader.versions import default_version
-from gateway.model import Doc, Entity, Origin, Ref
+from gateway.model import Entity, Origin, Ref
 from gateway.model.resolved import EndpointDefinition, MessageDefinition, PayloadSchema, Registry
 
 MAX_CHAIN = 32
 
 
 class Resolver:
-    def __init__(self, merged: dict[str, dict[str, Entity]], docs: dict[str, Doc],
-                 load_doc: Callable[[str], Doc | None]) -> None:
+    def __init__(self, merged: dict[str, dict[str, Entity]], sources: ReferencedSources) -> None:
         self.merged = merged
-        self.docs = docs
-        self.load_doc = load_doc
+        self.sources = sources
         self.diagnostics: list[Diagnostic] = []
 
     # -- reporting ---------------------------------------------------------------------------------
@@ -40,19 +42,17 @@ class Resolver:
                                            code=code))
 
     # -- entity lookup -----------------------------------------------------------------------------
-    def _doc(self, file: str) -> Doc | None:
-        doc = self.docs.get(file)
-        return doc if doc is not None else self.load_doc(file)
-
     def lookup(self, ref: Ref, collection: str) -> tuple[Entity | None, str, str]:
-        """(entity, version id, rest-of-pointer) for a local or xid reference, or (None, '', reason)."""
+        """(entity, version id, rest-of-pointer) for a local, remote or xid reference, or (None, '', reason)."""
         path = entity_path(ref.pointer)
         if path is None or path.collection != collection:
+            if ref.kind == "remote" and not ref.pointer:
+                return None, "", f"a remote reference to {collection} needs a #/pointer into the registry document"
             return None, "", f"does not point into {collection}"
-        if ref.kind == "local":
-            doc = self._doc(ref.file)
-            if doc is None:
-                return None, "", f"file {ref.file} cannot be loaded"
+        if ref.kind in ("local", "remote"):
+            doc = self.sources.document(ref)
+            if isinstance(doc, Unavailable):
+                return None, "", doc.reason
             groups = doc.collection(collection)
         else:
             groups = self.merged[collection]
@@ -75,9 +75,10 @@ class Resolver:
         while isinstance(current.attrs.get("basemessage"), Ref):
             ref = current.attrs["basemessage"]
             where = ref.where or current.origin.child("basemessage")
-            if ref.kind == "remote":
-                self.warn(where, f"basemessage {ref.text!r} is an external reference and is not fetched; "
-                          "the message is used as written", "dangling-basemessage")
+            refusal = self.sources.remote_refusal(ref.file) if ref.kind == "remote" else None
+            if refusal is not None:
+                self.warn(where, f"basemessage {ref.text!r} is not fetched, so the message is used as written: "
+                          f"{refusal}", "dangling-basemessage")
                 break
             base, _, reason = self.lookup(ref, "messagegroups")
             if base is None or base.kind != "message":
@@ -104,7 +105,8 @@ class Resolver:
         """(schema, note, ok): ok is False when a schema link is broken and the message must be left out."""
         fmt = attrs.get("dataschemaformat")
         if "dataschema" in attrs:
-            return PayloadSchema(fmt, attrs["dataschema"], None, message.origin.child("dataschema")), None, True
+            where = message.origin.child("dataschema")
+            return self._complete(PayloadSchema(fmt, attrs["dataschema"], None, where), where)
         ref = attrs.get("dataschemauri") or attrs.get("dataschemaxid")
         if not isinstance(ref, Ref):
             return None, None, True
@@ -114,14 +116,17 @@ class Resolver:
 
     def _follow_schema(self, ref: Ref, fmt: Any, where: Origin,
                        depth: int) -> tuple[PayloadSchema | None, str | None, bool]:
-        if ref.kind == "remote":
-            note = f"schema {ref.text} is remote; remote fetching is off, so the payload is not validated"
+        refusal = self.sources.remote_refusal(ref.file) if ref.kind == "remote" else None
+        if refusal is not None:
+            note = f"schema {ref.text} is not fetched, so the payload is not validated: {refusal}"
             self.warn(where, note, "remote-schema")
             return None, note, True
         if depth > MAX_CHAIN:
-            self.error(where, f"schema reference {ref.text!r} nests too deep", "ref")
+            self.error(where, f"schema reference {ref.text!r} nests more than {MAX_CHAIN} references deep "
+                       "(a cycle, or a chain too long)", "ref")
             return None, None, False
-        if ref.kind == "local" and not ref.pointer.strip("/"):
+        if ref.kind in ("local", "remote") and entity_path(ref.pointer) is None:
+            # a schema file, whole or at a pointer inside it (`reading.json#/definitions/Reading`)
             return self._schema_file(ref, fmt, where)
         version_owner, vid, rest = self.lookup(ref, "schemagroups")
         if version_owner is None or version_owner.kind != "schema":
@@ -144,7 +149,7 @@ class Resolver:
                 if problem:
                     self.error(where, f"schema reference {ref.text!r}: {problem}", "dangling-ref")
                     return None, None, False
-            return PayloadSchema(fmt, value, ref.selector, origin), None, True
+            return self._complete(PayloadSchema(fmt, value, ref.selector, origin), where)
         inner = version.attrs.get("schemauri")
         if isinstance(inner, Ref) and inner.kind != "remote":
             target, _, _ = self.lookup(inner, "schemagroups")
@@ -162,23 +167,31 @@ class Resolver:
         return None, None, False
 
     def _schema_file(self, ref: Ref, fmt: Any, where: Origin) -> tuple[PayloadSchema | None, str | None, bool]:
-        """A relative reference to a plain schema file (`temperature.avsc`, `order.proto`)."""
-        path = Path(ref.file)
-        try:
-            text = path.read_text("utf-8")
-        except OSError as exc:
-            self.error(where, f"schema file {ref.text!r} cannot be read: {exc.strerror}", "dangling-ref")
+        """A whole schema file (`temperature.avsc`, `order.proto`, `https://.../reading.json`)."""
+        found = self.sources.schema(ref)
+        if isinstance(found, Unavailable):
+            self.error(where, f"schema file {ref.text!r} cannot be used: {found.reason}", "dangling-ref")
             return None, None, False
-        value: Any = text
-        if path.suffix.lower() in (".json", ".avsc", ".jsonschema"):
-            import json
-
-            try:
-                value = json.loads(text)
-            except ValueError as exc:
-                self.error(where, f"schema file {ref.text!r} is not valid JSON: {exc}", "parse")
+        value, file = found
+        if ref.pointer.strip("/"):
+            value, problem = navigate(value, ref.pointer)
+            if problem:
+                self.error(where, f"schema file {ref.text!r}: {problem}", "dangling-ref")
                 return None, None, False
-        return PayloadSchema(fmt, value, ref.selector, Origin(str(path), "")), None, True
+        return self._complete(PayloadSchema(fmt, value, ref.selector, Origin(file, ref.pointer.rstrip("/"))), where)
+
+    def _complete(self, payload: PayloadSchema, where: Origin) -> tuple[PayloadSchema | None, str | None, bool]:
+        """Embed the documents a JSON Schema's remote `$ref`s name, when remote fetching is on."""
+        if self.sources.fetcher is None:
+            return payload, None, True  # nothing fetched; the compiler reports a remote $ref it cannot follow
+        base = payload.origin.file if is_url(payload.origin.file) else None
+        try:
+            schema = bundle(payload.schema, base, self.sources.remote_json,
+                            legacy=is_legacy(payload.schema, payload.format))
+        except RefUnavailable as exc:
+            self.error(where, f"schema $ref cannot be followed: {exc}", "dangling-ref")
+            return None, None, False
+        return PayloadSchema(payload.format, schema, payload.type_name, payload.origin), None, True
 
 
 def navigate(value: Any, pointer: str) -> tuple[Any, str]:
@@ -201,8 +214,10 @@ def navigate(value: Any, pointer: str) -> tuple[Any, str]:
 
 def build_registry(merged: dict[str, dict[str, Entity]], resolver: Resolver) -> Registry:
     registry = Registry(messagegroups=merged["messagegroups"], schemagroups=merged["schemagroups"])
+    attempted: set[tuple[str, str]] = set()
     for gid, group in merged["messagegroups"].items():
         for mid, message in group.children.items():
+            attempted.add((gid, mid))
             definition = _definition(gid, message, resolver)
             if definition is not None:
                 registry.messages[(gid, mid)] = definition
@@ -218,12 +233,24 @@ def build_registry(merged: dict[str, dict[str, Entity]], resolver: Resolver) -> 
                 resolver.error(where, f"message group reference {ref.text!r} does not resolve: "
                                f"{reason or 'not a message group'}; the reference is left out", "dangling-ref")
                 continue
-            candidates.extend(registry.messages[(found.id, mid)] for mid in found.children
-                              if (found.id, mid) in registry.messages)
+            candidates.extend(_group_members(found, registry, attempted, resolver))
         _check_will_message(endpoint, resolver)
         unique = {(m.groupid, m.messageid): m for m in candidates}
         registry.endpoints[eid] = EndpointDefinition(eid, endpoint.attrs, tuple(unique.values()), endpoint.origin)
     return registry
+
+
+def _group_members(group: Entity, registry: Registry, attempted: set[tuple[str, str]],
+                   resolver: Resolver) -> list[MessageDefinition]:
+    """The definitions of a group an endpoint names; one from a fetched document or a file outside the
+    load set is resolved here, once."""
+    for mid, message in group.children.items():
+        if (group.id, mid) not in attempted:
+            attempted.add((group.id, mid))
+            definition = _definition(group.id, message, resolver)
+            if definition is not None:
+                registry.messages[(group.id, mid)] = definition
+    return [registry.messages[(group.id, mid)] for mid in group.children if (group.id, mid) in registry.messages]
 
 
 def _check_will_message(endpoint: Entity, resolver: Resolver) -> None:

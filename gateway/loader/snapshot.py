@@ -7,10 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gateway.errors import Diagnostic, Severity
+from gateway.loader.confine import Confinement
 from gateway.loader.decode import decode_file, read_document
-from gateway.loader.discover import discover
+from gateway.loader.discover import find_documents
+from gateway.loader.fetch import RemoteFetcher
 from gateway.loader.generations import normalize_document
 from gateway.loader.merge import merge_documents
+from gateway.loader.referenced import ReferencedSources
 from gateway.loader.resolve import Resolver, build_registry
 from gateway.model import Doc
 from gateway.model.resolved import Registry
@@ -53,20 +56,21 @@ def _summary(doc: Doc) -> FileSummary:
         tuple(doc.schemagroups), sum(len(g.children) for g in doc.schemagroups.values()))
 
 
-def _within(path: Path, roots: list[Path]) -> bool:
-    return any(path == root or root in path.parents for root in roots)
-
-
-def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | None = None) -> Snapshot:
+def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | None = None, *,
+                  fetcher: RemoteFetcher | None = None) -> Snapshot:
     """Every file is decoded and normalized on its own, so one broken file never stops the others.
 
     `overrides` replaces the bytes of some files (a reload keeps a broken file's last good content);
-    None leaves that file out.
+    None leaves that file out. `fetcher` fetches http(s) references (None: remote fetching is off).
     """
     overrides = overrides or {}
-    files, missing = discover(paths)
+    found = find_documents(paths)
+    files = found.files
     diagnostics: list[Diagnostic] = [Diagnostic(Severity.ERROR, m, "no such file or directory", code="io")
-                                     for m in missing]
+                                     for m in found.missing]
+    diagnostics.extend(Diagnostic(Severity.ERROR, str(link), f"not loaded: it is a symbolic link to {target}, "
+                                  "outside the directory being loaded", code="link-outside")
+                       for link, target in found.escaping)
     roots = [Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in paths if Path(p).exists()]
     digest = hashlib.sha256()
     docs: dict[str, Doc] = {}
@@ -87,29 +91,19 @@ def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | 
             diagnostics.append(problem)
             docs[str(path)] = Doc(str(path), "unparsable")
             continue
-        doc, found = normalize_document(raw, str(path))
-        diagnostics.extend(found)
+        doc, normalized = normalize_document(raw, str(path))
+        diagnostics.extend(normalized)
         docs[str(path)] = doc
-    merged, found = merge_documents(list(docs.values()))
-    diagnostics.extend(found)
-    extra: dict[str, Doc | None] = {}
-
-    def load_referenced(file: str) -> Doc | None:
-        """A `file.json#/...` reference to a document outside the load set, confined to the given roots."""
-        if file in extra:
-            return extra[file]
-        path = Path(file).resolve()
-        doc = None
-        if _within(path, roots) and path.is_file():
-            raw, problem = decode_file(path)
-            if problem is None:
-                doc, _ = normalize_document(raw, str(path))
-        extra[file] = doc
-        return doc
-
-    resolver = Resolver(merged, docs, load_referenced)
+    merged, merge_problems = merge_documents(list(docs.values()))
+    diagnostics.extend(merge_problems)
+    sources = ReferencedSources(docs, Confinement(roots), fetcher)
+    resolver = Resolver(merged, sources)
     registry = build_registry(merged, resolver)
     diagnostics.extend(resolver.diagnostics)
+    diagnostics.extend(sources.diagnostics)
+    for url, sha in sorted(sources.fetched.items()):
+        # fetched documents are part of the configuration: a changed remote schema changes the digest
+        digest.update(url.encode() + b"\0" + sha.encode() + b"\0")
     summaries = tuple(_summary(d) for d in docs.values())
     return Snapshot(registry, tuple(diagnostics), summaries, digest.hexdigest(), tuple(str(r) for r in roots),
                     contents)

@@ -1,28 +1,54 @@
-"""`/metrics`, `/healthz` and `/readyz` on the operator's address (default 127.0.0.1:9464)."""
+"""`/metrics`, `/healthz` and `/readyz` on the operator's address (default 127.0.0.1:9464).
+
+gateway.yaml `metrics:` may add https (`tls`) and basic auth (`username`, `password`); see access.py.
+The server binds only the host the address names: 127.0.0.1 unless the operator writes another.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Callable
+import ssl
+from collections.abc import Awaitable, Callable
+from typing import Self
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+from gateway.errors import GatewayError
+from gateway.metrics.access import BasicAuth, challenge, server_context
+from gateway.settings import MetricsSettings
+
 DEFAULT_ADDRESS = "127.0.0.1:9464"
+PROBES = ("/healthz", "/readyz")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def parse_address(text: str) -> tuple[str, int]:
+    """`HOST:PORT`, `[IPv6]:PORT` or `:PORT` / `PORT` (host 127.0.0.1: nothing listens beyond this host)."""
     host, _, port = text.rpartition(":")
-    return (host or "127.0.0.1").strip("[]"), int(port)
+    try:
+        number = int(port)
+    except ValueError:
+        raise GatewayError(f"metrics address {text!r}: expected HOST:PORT, e.g. {DEFAULT_ADDRESS}") from None
+    if not 0 <= number <= 65535:
+        raise GatewayError(f"metrics address {text!r}: port {number} is out of range")
+    return (host or "127.0.0.1").strip("[]"), number
 
 
 class MetricsServer:
     def __init__(self, registry: CollectorRegistry, ready: Callable[[], tuple[bool, dict[str, bool]]],
-                 address: str = DEFAULT_ADDRESS) -> None:
+                 address: str = DEFAULT_ADDRESS, access: MetricsSettings | None = None) -> None:
         self.registry = registry
         self.ready = ready
         self.host, self.port = parse_address(address)
+        self.access = access or MetricsSettings()
+        self._auth = BasicAuth(self.access.username, self.access.password) \
+            if self.access.username is not None and self.access.password is not None else None
         self._runner: web.AppRunner | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.access.tls_cert else "http"
 
     async def _metrics(self, request: web.Request) -> web.Response:
         body = generate_latest(self.registry)
@@ -36,15 +62,39 @@ class MetricsServer:
         body = json.dumps({"ready": ready, "sources": sources}) + "\n"
         return web.Response(text=body, status=200 if ready else 503, content_type="application/json")
 
-    async def __aenter__(self) -> MetricsServer:
-        app = web.Application()
+    @web.middleware
+    async def _authenticate(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        auth = self._auth
+        if auth is None or (request.path in PROBES and not self.access.probes_need_auth):
+            return await handler(request)
+        if not auth.accepts(request.headers.get("Authorization")):
+            return web.Response(status=401, text="credentials required\n", headers=challenge())
+        return await handler(request)
+
+    def _tls(self) -> ssl.SSLContext | None:
+        access = self.access
+        if not access.tls_cert or not access.tls_key:
+            return None
+        try:
+            return server_context(access.tls_cert, access.tls_key, access.tls_ca)
+        except (OSError, ssl.SSLError) as exc:
+            raise GatewayError(f"metrics.tls: cannot load cert {access.tls_cert!r} / key {access.tls_key!r}: "
+                               f"{exc}") from exc
+
+    async def __aenter__(self) -> Self:
+        context = self._tls()
+        app = web.Application(middlewares=[self._authenticate])
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=context)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            raise GatewayError(f"metrics server cannot listen on {self.host}:{self.port}: {exc}") from exc
         if self.port == 0 and site._server is not None:  # an ephemeral port: learn which one
             sockets = getattr(site._server, "sockets", None) or []
             if sockets:

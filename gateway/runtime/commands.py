@@ -16,8 +16,10 @@ from typing import Any
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, GatewayError, Severity
 from gateway.loader import Snapshot, load_snapshot
+from gateway.loader.fetch import fetcher_for
 from gateway.metrics.server import MetricsServer
 from gateway.recorded import RecordError, envelope_from_record, record_from_envelope
+from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
@@ -31,10 +33,11 @@ log = logging.getLogger("xgate")
 
 
 def _startup(config_dir: str) -> tuple[Snapshot, Ruleset, Settings, list[Diagnostic]]:
-    snapshot = load_snapshot([config_dir])
+    settings, problems = load_settings(config_dir)  # first: its `remote` section says what may be fetched
+    snapshot = load_snapshot([config_dir], fetcher=fetcher_for(settings.remote))
     ruleset = compile_registry(snapshot.registry, snapshot.digest)
-    settings, problems = load_settings(config_dir)
-    diagnostics = list(snapshot.diagnostics) + list(ruleset.diagnostics) + problems
+    diagnostics = list(snapshot.diagnostics) + list(ruleset.diagnostics) + credential_warnings(snapshot.registry) \
+        + problems
     return snapshot, ruleset, settings, diagnostics
 
 
@@ -86,9 +89,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                      route.policy, route.inflight)
         async with contextlib.AsyncExitStack() as stack:
             if address:
-                server = await stack.enter_async_context(MetricsServer(engine.metrics.registry, engine.ready, address))
-                log.info("metrics, health and readiness on http://%s:%d (/metrics /healthz /readyz)",
-                         server.host, server.port)
+                server = await stack.enter_async_context(
+                    MetricsServer(engine.metrics.registry, engine.ready, address, settings.metrics))
+                log.info("metrics, health and readiness on %s://%s:%d (/metrics /healthz /readyz)%s",
+                         server.scheme, server.host, server.port,
+                         ", basic auth required" if settings.metrics.username else "")
             watcher = loop.create_task(reloader.watch(stop_watching)) if not args.no_watch else None
             try:
                 await engine.run()

@@ -24,6 +24,7 @@ from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.discover import is_document
+from gateway.loader.fetch import RemoteFetcher, fetcher_for
 from gateway.metrics import names
 from gateway.runtime.engine import Engine
 from gateway.runtime.routes import resolve_routes
@@ -70,6 +71,8 @@ class Reloader:
         self.last_good: dict[str, bytes] = {f: b for f, b in snapshot.contents.items()
                                             if not any(d.file == f for d in snapshot.errors)}
         self._lock = asyncio.Lock()
+        # kept across reloads for its cache; follows the `remote` section of the settings in force
+        self.fetcher: RemoteFetcher | None = fetcher_for(settings.remote)
 
     def _load(self) -> tuple[Snapshot, Ruleset, list[Diagnostic], set[str]]:
         """Load and compile; files with errors fall back to their last good bytes (or are left out)."""
@@ -77,7 +80,7 @@ class Reloader:
         broken: set[str] = set()
         reported: list[Diagnostic] = []
         for _ in range(MAX_PASSES):
-            snapshot = load_snapshot([self.config_dir], overrides)
+            snapshot = load_snapshot([self.config_dir], overrides, fetcher=self.fetcher)
             ruleset = compile_registry(snapshot.registry, snapshot.digest)
             errors = [d for d in (*snapshot.diagnostics, *ruleset.diagnostics) if d.severity is Severity.ERROR]
             newly = {d.file for d in errors if d.file not in overrides}
@@ -95,11 +98,12 @@ class Reloader:
 
     async def _reload(self, reason: str) -> str:
         metrics = self.engine.metrics
-        snapshot, ruleset, errors, broken = await asyncio.to_thread(self._load)
         settings, settings_problems = load_settings(self.config_dir)
         settings_digest = _settings_digest(self.config_dir)
         if settings_problems:
             settings, settings_digest = self.settings, self.settings_digest  # keep the last good settings
+        self.fetcher = fetcher_for(settings.remote, self.fetcher)  # before loading: it decides what is fetched
+        snapshot, ruleset, errors, broken = await asyncio.to_thread(self._load)
         if snapshot.digest == self.snapshot.digest and settings_digest == self.settings_digest \
                 and not errors and not settings_problems:
             metrics[names.RELOADS].labels("unchanged").inc()

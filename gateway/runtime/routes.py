@@ -18,6 +18,7 @@ from typing import Any
 
 from gateway.errors import Diagnostic, Severity
 from gateway.model.resolved import Registry
+from gateway.runtime.credentials import scrub_endpoint
 from gateway.settings import POLICIES, RouteSettings, Settings
 from protocol_adapters.base import EndpointConfig, TlsSettings
 
@@ -39,8 +40,8 @@ def endpoint_config(registry: Registry, endpoint_id: str, settings: Settings) ->
     endpoint = registry.endpoints[endpoint_id]
     attrs = endpoint.attrs
     override = settings.endpoints.get(endpoint_id)
-    options: dict[str, Any] = dict(attrs.get("protocoloptions") or {})
-    uris = tuple(u for u in attrs.get("endpoints") or () if isinstance(u, str))
+    # credentials come from the settings only: whatever a document carries is left out (credentials.py warns)
+    options, uris, _ = scrub_endpoint(endpoint)
     if override is None:
         return EndpointConfig(endpoint_id, attrs.get("protocol") or "", uris, options, tuple(attrs.get("usage", ())))
     options.update(override.options)

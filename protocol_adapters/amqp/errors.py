@@ -30,7 +30,17 @@ def condition_error(where: str, name: str | None, description: str | None) -> Ad
     text = f"AMQP {where}: {label}"
     if description:
         text += f" ({description})"
+    if tls_refused(description):
+        return AdapterError(f"{text}: check tls.ca (the broker's certificate must be signed by it and name the "
+                            "host in the uri) and tls.cert / tls.key", retriable=False)
     return AdapterError(text, retriable=label not in FATAL_CONDITIONS)
+
+
+def tls_refused(description: str | None) -> bool:
+    """Proton's transport error for a TLS handshake that failed on a certificate, ours or the broker's:
+    the same on every attempt (an aborted handshake during a broker restart says neither)."""
+    text = (description or "").lower()
+    return text.startswith("ssl failure") and ("verify failed" in text or "alert" in text)
 
 
 def disconnected(where: str) -> AdapterError:

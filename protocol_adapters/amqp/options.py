@@ -1,7 +1,7 @@
 """Frozen options for the AMQP 1.0 source (a receiver link) and sink (a sender link), built from an EndpointConfig.
 
 Read from `config.uris`: `amqp://HOST[:PORT][/NODE]` or `amqps://...` (port 5672 / 5671). Several uris are
-tried in turn on each reconnect. User info in a uri is ignored: credentials come only from the settings.
+tried in turn on each reconnect. A uri with user info is refused: credentials come only from the settings.
 
 Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 names, plus gateway.yaml overrides):
 
@@ -36,6 +36,8 @@ from urllib.parse import unquote, urlsplit
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
+from protocol_adapters.option_values import user_info_refusal
+from protocol_adapters.tls import unreadable_file
 
 DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671}
 
@@ -104,6 +106,8 @@ def _urls(config: EndpointConfig) -> tuple[tuple[str, ...], str | None]:
     urls: list[str] = []
     path: str | None = None
     for uri in config.uris:
+        if (refusal := user_info_refusal(uri)) is not None:
+            raise _fail(config, refusal)
         parts = urlsplit(uri)
         scheme = parts.scheme.lower()
         if scheme not in DEFAULT_PORTS:
@@ -152,6 +156,8 @@ def _extra_text(config: EndpointConfig, name: str) -> str | None:
 
 def build_options(config: EndpointConfig) -> AmqpOptions:
     urls, uri_path = _urls(config)
+    if (problem := unreadable_file(config.tls)) is not None:
+        raise _fail(config, problem)
     delay = _number(config, "reconnectdelay", 0.2)
     max_delay = _number(config, "reconnectmaxdelay", 10.0)
     return AmqpOptions(

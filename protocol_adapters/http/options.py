@@ -1,6 +1,7 @@
 """Frozen options for the HTTP source (webhook ingress) and sink (webhook delivery), built from an EndpointConfig.
 
-Read from `config.uris[0]`: `http://HOST:PORT/PATH` or `https://...`. The source listens on HOST:PORT (HOST
+Read from `config.uris[0]`: `http://HOST:PORT/PATH` or `https://...` (user info is refused: credentials come
+from the settings, never the uri). The source listens on HOST:PORT (HOST
 defaults to 127.0.0.1; it binds 0.0.0.0 only when the uri says so) and accepts requests on PATH and below it;
 the sink sends every message to the uri as it stands.
 
@@ -42,6 +43,8 @@ from urllib.parse import unquote, urlsplit
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
+from protocol_adapters.option_values import user_info_refusal
+from protocol_adapters.tls import client_context
 
 RESPOND_DELIVERY = "delivery"
 RESPOND_RECEIPT = "receipt"
@@ -113,6 +116,8 @@ def _methods(config: EndpointConfig) -> frozenset[str]:
 def _uri(config: EndpointConfig) -> tuple[str, str | None, int | None, str]:
     if not config.uris:
         raise _fail(config, "no uri (protocoloptions.endpoints)")
+    if (refusal := user_info_refusal(config.uris[0])) is not None:
+        raise _fail(config, refusal)  # aiohttp would send them as basic auth
     parts = urlsplit(config.uris[0])
     if parts.scheme not in ("http", "https"):
         raise _fail(config, f"uri {config.uris[0]!r} is not http:// or https://")
@@ -161,25 +166,25 @@ def _origins(config: EndpointConfig) -> frozenset[str] | None:
 
 def server_ssl(config: EndpointConfig, tls: TlsSettings | None) -> ssl.SSLContext:
     if tls is None or not tls.cert_file or not tls.key_file:
-        raise _fail(config, "an https source needs tls.cert_file and tls.key_file in the settings")
+        raise _fail(config, "an https source needs tls.cert and tls.key (cert_file, key_file) in the settings")
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(tls.cert_file, tls.key_file)
+    try:
+        context.load_cert_chain(tls.cert_file, tls.key_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise _fail(config, f"tls.cert {tls.cert_file!r} / tls.key {tls.key_file!r} cannot be loaded: {exc}") from exc
     if tls.ca_file:
-        context.load_verify_locations(tls.ca_file)
+        try:
+            context.load_verify_locations(tls.ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise _fail(config, f"tls.ca {tls.ca_file!r} cannot be loaded: {exc}") from exc
         context.verify_mode = ssl.CERT_REQUIRED if tls.verify else ssl.CERT_OPTIONAL
     return context
 
 
-def client_ssl(tls: TlsSettings | None) -> ssl.SSLContext | None:
+def client_ssl(config: EndpointConfig, tls: TlsSettings | None) -> ssl.SSLContext | None:
     if tls is None:
         return None  # aiohttp's default verification against the system store
-    context = ssl.create_default_context(cafile=tls.ca_file)
-    if not tls.verify:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    if tls.cert_file:
-        context.load_cert_chain(tls.cert_file, tls.key_file)
-    return context
+    return client_context(tls, lambda message: _fail(config, message))
 
 
 def source_options(config: EndpointConfig) -> HttpSourceOptions:
@@ -188,10 +193,7 @@ def source_options(config: EndpointConfig) -> HttpSourceOptions:
     respond = config.options.get("respond", RESPOND_DELIVERY)
     if respond not in (RESPOND_DELIVERY, RESPOND_RECEIPT):
         raise _fail(config, f"option 'respond' must be 'delivery' or 'receipt', found {respond!r}")
-    try:
-        context = server_ssl(config, config.tls) if scheme == "https" else None
-    except (OSError, ssl.SSLError) as exc:
-        raise _fail(config, f"TLS material could not be loaded: {exc}") from exc
+    context = server_ssl(config, config.tls) if scheme == "https" else None
     return HttpSourceOptions(
         endpoint_id=config.endpoint_id,
         host=bind_host,
@@ -247,10 +249,7 @@ def sink_options(config: EndpointConfig) -> HttpSinkOptions:
         raise _fail(config, f"option 'method' must be an HTTP method, found {method!r}")
     query = list(_static_query(config))
     basic = _plain(config, query)
-    try:
-        context = client_ssl(config.tls) if scheme == "https" else None
-    except (OSError, ssl.SSLError) as exc:
-        raise _fail(config, f"TLS material could not be loaded: {exc}") from exc
+    context = client_ssl(config, config.tls) if scheme == "https" else None
     return HttpSinkOptions(
         endpoint_id=config.endpoint_id,
         url=config.uris[0],

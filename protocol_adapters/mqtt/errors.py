@@ -6,12 +6,11 @@ paho-mqtt 2 reports CONNACK results of both protocol versions as MQTT 5 reason c
 
 from __future__ import annotations
 
-import ssl
-
 from aiomqtt import MqttCodeError, MqttError
 from paho.mqtt.reasoncodes import ReasonCode
 
 from gateway.errors import AdapterError
+from protocol_adapters.tls import tls_refusal
 
 # reason codes >= 0x80 that a later attempt may not see again (the broker is busy, moving, or restarting)
 RETRIABLE_REASONS = frozenset({
@@ -49,12 +48,18 @@ def describe(code: object) -> str:
     return f"0x{value:02X}" if value is not None else str(code)
 
 
-def connect_error(exc: BaseException, where: str) -> AdapterError:
-    """A failed connection attempt: refused CONNACKs with a permanent reason are not retriable."""
+def connect_error(exc: BaseException, where: str, tls_alert: str | None = None) -> AdapterError:
+    """A failed connection attempt: refused CONNACKs with a permanent reason and refused TLS handshakes are
+    not retriable. `tls_alert` is a TLS alert the broker sent during the attempt (options.TlsAlerts)."""
     if isinstance(exc, AdapterError):
         return exc
-    if isinstance(exc, ssl.SSLError) or isinstance(exc.__cause__, ssl.SSLError):
-        return AdapterError(f"MQTT TLS handshake with {where} failed: {exc}", retriable=False)
+    # aiomqtt re-raises socket errors `from None`: the ssl error is still the context
+    refusal = tls_refusal(exc)
+    if refusal is None and tls_alert is not None:
+        refusal = f"the broker refused it with {tls_alert} (check tls.cert and tls.key: it may require a " \
+                  "client certificate it trusts)"
+    if refusal is not None:
+        return AdapterError(f"MQTT TLS handshake with {where} failed: {refusal}", retriable=False)
     if isinstance(exc, MqttCodeError):
         value = reason_value(exc.rc)
         if value is not None and value >= 0x80 and not reason_retriable(value):

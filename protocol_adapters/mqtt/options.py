@@ -26,8 +26,11 @@ Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 name
 | `publishtimeout` | sink | `30.0` | seconds `send` waits for the broker's confirmation before raising a retriable error |
 | `reconnectwaitmax` | source | `10.0` | ceiling of the exponential reconnect backoff (with jitter) after the connection was lost |
 
-Credentials only from settings (`config.username` / `config.password`); TLS from `config.tls` (also
-switched on by a TLS uri scheme, then verified against the system CAs when `config.tls` is absent).
+Credentials only from settings (`config.username` / `config.password`; a uri with user info is refused);
+TLS from `config.tls`: `ca_file` (the only CA trusted; the system CAs without it), `cert_file` /
+`key_file` (client certificate), `verify` (false: no verification at all). Any `config.tls` switches TLS
+on for every broker, and so does a TLS uri scheme. An untrusted broker certificate, or a broker that
+refuses the client certificate (a TLS alert), is a non-retriable error.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from paho.mqtt.properties import Properties
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
-from protocol_adapters.option_values import read_flag
+from protocol_adapters.option_values import read_flag, user_info_refusal
+from protocol_adapters.tls import client_context
 
 V5 = "MQTT/5.0"
 V311 = "MQTT/3.1.1"
@@ -160,6 +164,8 @@ def _topics(value: Any) -> list[str]:
 def _brokers(config: EndpointConfig) -> tuple[Broker, ...]:
     brokers = []
     for uri in config.uris:
+        if (refusal := user_info_refusal(uri)) is not None:
+            raise _invalid(config, refusal)
         parts = urlsplit(uri if "://" in uri else f"mqtt://{uri}")
         scheme = parts.scheme.lower()
         if scheme not in SCHEMES or not parts.hostname:
@@ -236,14 +242,10 @@ def ssl_context(options: MqttOptions) -> ssl.SSLContext | None:
     """Reads certificate files: call it off the event loop (asyncio.to_thread)."""
     if not any(broker.tls for broker in options.brokers):
         return None
-    tls = options.tls or TlsSettings()
-    context = ssl.create_default_context(cafile=tls.ca_file)
-    if tls.cert_file:
-        context.load_cert_chain(tls.cert_file, tls.key_file)
-    if not tls.verify:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    return context
+
+    def fail(message: str) -> AdapterError:
+        return AdapterError(f"MQTT endpoint {options.endpoint_id!r}: {message}", retriable=False)
+    return client_context(options.tls, fail)
 
 
 def client_for(options: MqttOptions, broker: Broker, client_id: str, *, persistent: bool,
@@ -284,3 +286,17 @@ def paho_of(client: aiomqtt.Client) -> mqtt.Client:
 
 def disconnected_of(client: aiomqtt.Client) -> asyncio.Future[None]:
     return client._disconnected
+
+
+class TlsAlerts:
+    """The last TLS alert a client's broker sent. paho logs a failed socket read and swallows the error, and
+    a TLS 1.3 broker refuses a client certificate only after the handshake, with an alert: without this,
+    that refusal would look like a CONNACK that never came (a timeout, retried forever)."""
+
+    def __init__(self, client: aiomqtt.Client) -> None:
+        self.alert: str | None = None
+        paho_of(client).on_log = self._on_log
+
+    def _on_log(self, client: mqtt.Client, userdata: Any, level: int, text: str) -> None:
+        if level == mqtt.MQTT_LOG_ERR and "[SSL: " in text and "ALERT" in text:
+            self.alert = text.split("[SSL: ", 1)[1].split("]", 1)[0]

@@ -29,6 +29,7 @@ from protocol_adapters.mqtt.errors import connect_error, connection_lost, publis
 from protocol_adapters.mqtt.mapping import publish_properties
 from protocol_adapters.mqtt.options import (
     MqttOptions,
+    TlsAlerts,
     build_options,
     client_for,
     disconnected_of,
@@ -148,13 +149,14 @@ class MqttSink:
                 aiomqtt_on_connect(c, userdata, flags, reason, properties)
         paho.on_connect = on_connect
         paho.on_publish = self._on_publish
+        alerts = TlsAlerts(client)
         try:
             await client.__aenter__()
         except Exception as exc:
             if paho.socket() is not None:
                 with contextlib.suppress(Exception):
                     paho.disconnect()
-            raise connect_error(exc, str(broker)) from exc
+            raise connect_error(exc, str(broker), alerts.alert) from exc
         window = self.options.max_inflight
         if self.options.v5 and receive_maximum:
             window = min(window, receive_maximum[-1])

@@ -47,6 +47,7 @@ from protocol_adapters.mqtt.errors import connect_error, connection_lost, reason
 from protocol_adapters.mqtt.mapping import accept_bom_in_received_strings, envelope_from_message
 from protocol_adapters.mqtt.options import (
     MqttOptions,
+    TlsAlerts,
     build_options,
     client_for,
     disconnected_of,
@@ -196,12 +197,13 @@ class MqttSource:
         self._generation += 1
         generation = self._generation
         self._client, self._paho, self._paused = client, paho, False
+        alerts = TlsAlerts(client)
         try:
             await client.__aenter__()
         except Exception as exc:
             self._client = self._paho = None
             self._close_socket(paho)
-            raise connect_error(exc, str(broker)) from exc
+            raise connect_error(exc, str(broker), alerts.alert) from exc
         disconnected_of(client).add_done_callback(lambda fut: self._on_lost(generation, fut))
         try:
             await self._subscribe(client, str(broker))

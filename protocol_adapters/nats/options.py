@@ -26,7 +26,10 @@ Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 name
 | `reconnectwaitmax` | both | `5.0` | ceiling of the exponential reconnect backoff (with jitter) after a connection was lost |
 
 Credentials only from settings (`config.username`/`config.password`, and in `config.extra`: `token`,
-`credsfile` (a `.creds` file), `nkeyseed` (an nkey seed file)); TLS from `config.tls`.
+`credsfile` (a `.creds` file), `nkeyseed` (an nkey seed file)); a uri with user info is refused. TLS from
+`config.tls` (`ca_file` alone trusted when given, `cert_file`/`key_file`, `verify`), used for `tls://`
+uris, whenever `config.tls` is set, and by a server that requires TLS; a refused handshake is a
+non-retriable error at once (nats-py alone would hang).
 """
 
 from __future__ import annotations
@@ -34,13 +37,14 @@ from __future__ import annotations
 import re
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
-from protocol_adapters.option_values import read_flag
+from protocol_adapters.option_values import read_flag, user_info_refusal
+from protocol_adapters.tls import client_context
 
 SCHEMES = {"nats": "nats", "tcp": "nats", "tls": "tls", "ws": "ws", "wss": "wss"}
 # JetStream names: no whitespace, no subject tokens separators or wildcards, no path separators
@@ -69,8 +73,8 @@ class NatsOptions:
     connect_timeout: float
     reconnect_wait_max: float
     username: str | None = None
-    password: str | None = None
-    token: str | None = None
+    password: str | None = field(default=None, repr=False)
+    token: str | None = field(default=None, repr=False)
     creds_file: str | None = None
     nkey_seed_file: str | None = None
     tls: TlsSettings | None = None
@@ -84,16 +88,13 @@ class NatsOptions:
         return self.subject_filter or self.subject
 
     def ssl_context(self) -> ssl.SSLContext | None:
+        """Reads certificate files: call it off the event loop (asyncio.to_thread)."""
         if self.tls is None and not any(s.startswith(("tls://", "wss://")) for s in self.servers):
-            return None
-        tls = self.tls or TlsSettings()
-        context = ssl.create_default_context(cafile=tls.ca_file)
-        if tls.cert_file:
-            context.load_cert_chain(tls.cert_file, tls.key_file)
-        if not tls.verify:
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        return context
+            return None  # a server that requires TLS anyway gets nats-py's default (system CAs)
+
+        def fail(message: str) -> AdapterError:
+            return AdapterError(f"NATS endpoint {self.endpoint_id!r}: {message}", retriable=False)
+        return client_context(self.tls, fail)
 
 
 def _invalid(config: EndpointConfig, message: str) -> AdapterError:
@@ -152,6 +153,8 @@ def _servers(config: EndpointConfig) -> tuple[str, ...]:
         raise _invalid(config, "no server uri (protocoloptions.endpoints)")
     servers = []
     for uri in config.uris:
+        if (refusal := user_info_refusal(uri)) is not None:
+            raise _invalid(config, refusal)
         parts = urlsplit(uri if "://" in uri else f"nats://{uri}")
         scheme = SCHEMES.get(parts.scheme.lower())
         if scheme is None or not parts.hostname:

@@ -39,10 +39,12 @@ from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext, api
 
 from gateway.envelope import Envelope
+from gateway.errors import AdapterError
 from protocol_adapters.base import Delivery, EndpointConfig
 from protocol_adapters.nats.errors import adapter_error, is_retriable
 from protocol_adapters.nats.mapping import HeaderKeepingClient, envelope_from_msg
 from protocol_adapters.nats.options import NatsOptions, source_options
+from protocol_adapters.tls import tls_refusal
 
 BACKOFF_INITIAL = 0.1
 RECHECK_IDLE = 10.0  # seconds of empty fetches after which the source checks its consumer still exists
@@ -72,8 +74,14 @@ async def connect(options: NatsOptions, error_cb: ErrorCallback | None = None) -
         delay = min(ceiling, BACKOFF_INITIAL * 2 ** min(server.reconnects, 16))
         return server, delay / 2 + random.uniform(0, delay / 2)
 
+    # nats-py reports a refused TLS handshake to the error callback and then never returns from connect
+    # (closing the broken TLS transport hangs): the first refusal ends the attempt here instead
+    refused: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
     async def quiet(exc: Exception) -> None:
         # nats-py logs every reconnect attempt at ERROR by default; callers count what matters
+        if not refused.done() and (reason := tls_refusal(exc)) is not None:
+            refused.set_result(reason)
         if error_cb is not None:
             await error_cb(exc)
 
@@ -82,18 +90,39 @@ async def connect(options: NatsOptions, error_cb: ErrorCallback | None = None) -
         "servers": list(options.servers), "name": f"xgate-{options.endpoint_id}",
         "connect_timeout": options.connect_timeout, "reconnect_time_wait": 0.2,
         "max_reconnect_attempts": 1, "error_cb": quiet, "reconnect_to_server_handler": next_server,
-        "tls": options.ssl_context(), "user": options.username, "password": options.password,
+        "tls": await asyncio.to_thread(options.ssl_context), "user": options.username, "password": options.password,
         "token": options.token, "user_credentials": options.creds_file, "nkeys_seed": options.nkey_seed_file,
     }
-    try:
-        await client.connect(**settings)
-    except Exception as exc:
-        with contextlib.suppress(Exception):
+    where = ", ".join(options.servers)
+    failure = await _first_connect(client, settings, refused, options.connect_timeout)
+    if failure is None:
+        refused.cancel()
+        # the limit above was for the first connect only: from now on, never give up
+        client.options["max_reconnect_attempts"] = -1
+        return client
+    if refused.done():
+        failure = AdapterError(f"NATS endpoint {options.endpoint_id!r}: TLS handshake with {where} failed: "
+                               f"{refused.result()}", retriable=False)
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(options.connect_timeout):
             await client.close()
-        raise adapter_error(options.endpoint_id, f"connect to {', '.join(options.servers)}", exc) from exc
-    # the limit above was for the first connect only: from now on, never give up
-    client.options["max_reconnect_attempts"] = -1
-    return client
+    raise adapter_error(options.endpoint_id, f"connect to {where}", failure) from failure
+
+
+async def _first_connect(client: Client, settings: dict[str, Any], refused: asyncio.Future[str],
+                         timeout: float) -> BaseException | None:
+    """nats-py's connect, abandoned as soon as `refused` is set; why it failed, or None once connected."""
+    connecting = asyncio.ensure_future(client.connect(**settings))
+    either: set[asyncio.Future[Any]] = {connecting, refused}
+    try:
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not connecting.done():  # refused, or our caller was cancelled
+            connecting.cancel()
+            await asyncio.wait({connecting}, timeout=timeout)
+    if not connecting.done() or connecting.cancelled():
+        return TimeoutError("the connection attempt did not finish")
+    return connecting.exception()
 
 
 async def confirm_written(client: Client, timeout: float) -> None:

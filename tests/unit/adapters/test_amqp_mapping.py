@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from pathlib import Path
 
 import pytest
 from proton import Data, Described, Message, symbol, timestamp, ubyte, uint, ulong
@@ -249,11 +250,21 @@ class TestOptions:
         assert build_options(self.config("amqp://broker/queue/x", address="/queue/y")).node == "/queue/y"
         assert build_options(self.config("amqp://broker/queue/x", node="/queue/z")).node == "/queue/z"
 
-    def test_user_info_in_a_uri_is_ignored_and_tls_upgrades_the_scheme(self) -> None:
-        options = build_options(self.config("amqp://eve:pw@broker:1234/queue/q", "amqp://other/queue/q",
-                                            tls=TlsSettings(ca_file="/ca.pem")))
+    def test_tls_upgrades_the_scheme(self, tmp_path: Path) -> None:
+        (tmp_path / "ca.pem").write_text("checked for readability here, loaded by proton")
+        options = build_options(self.config("amqp://broker:1234/queue/q", "amqp://other/queue/q",
+                                            tls=TlsSettings(ca_file=str(tmp_path / "ca.pem"))))
         assert options.urls == ("amqps://broker:1234", "amqps://other:5672")
-        assert options.username is None
+
+    def test_user_info_in_a_uri_is_refused_without_echoing_it(self) -> None:
+        with pytest.raises(AdapterError) as caught:
+            build_options(self.config("amqp://eve:pw@broker:1234/queue/q"))
+        assert not caught.value.retriable and "credentials" in str(caught.value) and "pw" not in str(caught.value)
+
+    def test_an_unreadable_tls_file_is_named(self) -> None:
+        with pytest.raises(AdapterError) as caught:
+            build_options(self.config("amqps://broker/queue/q", tls=TlsSettings(cert_file="/nonexistent/c.pem")))
+        assert not caught.value.retriable and "tls.cert '/nonexistent/c.pem' cannot be read" in str(caught.value)
 
     def test_properties_and_distribution_mode(self) -> None:
         options = build_options(self.config(node="q", linkproperties={"a": "1"}, distributionmode="COPY",

@@ -9,6 +9,7 @@ import gzip
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
@@ -16,6 +17,9 @@ import pytest
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
+from gateway.loader import load_snapshot
+from gateway.runtime.routes import endpoint_config
+from gateway.settings import load_settings
 from gateway.verdict import Outcome, Rule, Verdict, Violation, conformant
 from protocol_adapters.base import Delivery, EndpointConfig
 from protocol_adapters.http import HttpSource, create_source
@@ -313,3 +317,42 @@ def test_a_port_in_use_is_a_retriable_error() -> None:
             return caught.value
     error = run(scenario)
     assert error.retriable and "cannot listen" in str(error)
+
+
+def test_the_endpoint_document_declares_the_key_and_limit_and_a_secret_file_supplies_the_key(tmp_path: Path) -> None:
+    """The way an operator configures it: `apikeyname`, `apikeyin` and `maxbodysize` in the registry document,
+    the key itself only in gateway.yaml (`apikey_file`), read over real HTTP in header and in query form."""
+    def endpoint(where: str) -> dict[str, Any]:
+        return {"usage": ["consumer"], "protocol": "HTTP",
+                "protocoloptions": {"endpoints": [{"uri": "http://127.0.0.1:0/hooks"}], "apikeyname": "X-Api-Key",
+                                    "apikeyin": where, "maxbodysize": 64}}
+    (tmp_path / "hooks.json").write_text(json.dumps({"endpoints": {"header": endpoint("header"),
+                                                                  "query": endpoint("query")}}))
+    (tmp_path / "hook-key").write_text("k3y-from-a-secret\n")
+    (tmp_path / "gateway.yaml").write_text("endpoints:\n" + "".join(
+        f"  {name}: {{apikey_file: {tmp_path / 'hook-key'}}}\n" for name in ("header", "query")))
+    snapshot = load_snapshot([tmp_path])
+    settings, problems = load_settings(tmp_path)
+    assert problems == []
+    key = {"X-Api-Key": "k3y-from-a-secret"}
+
+    async def scenario() -> tuple[list[int], list[int], list[Envelope]]:
+        async with create_source(endpoint_config(snapshot.registry, "header", settings)) as source, \
+                runtime(source, accept) as seen:
+            url = f"http://127.0.0.1:{source.port}/hooks"
+            in_header = [(await post(url))[0], (await post(url, headers={"X-Api-Key": "guess"}))[0],
+                         (await post(url + "?X-Api-Key=k3y-from-a-secret"))[0],  # the header is what counts
+                         (await post(url, b"x" * 65))[0],  # unauthenticated: refused before the body is read
+                         (await post(url, b"x" * 65, headers=key))[0], (await post(url, headers=key))[0]]
+        async with create_source(endpoint_config(snapshot.registry, "query", settings)) as source, \
+                runtime(source, accept) as more:
+            url = f"http://127.0.0.1:{source.port}/hooks"
+            in_query = [(await post(url, headers=key))[0], (await post(url + "?X-Api-Key=guess"))[0],
+                        (await post(url + "?X-Api-Key=k3y-from-a-secret&tenant=blue"))[0]]
+        return in_header, in_query, seen + more
+    in_header, in_query, seen = run(scenario)
+    assert in_header == [401, 401, 401, 401, 413, 202]
+    assert in_query == [401, 401, 202]
+    # the key is not passed on with the message
+    assert [e.fields["query"] for e in seen] == [[], [("tenant", "blue")]]
+    assert all(n.lower() != "x-api-key" for e in seen for n, _ in e.fields["headers"])
