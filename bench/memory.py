@@ -109,9 +109,12 @@ def _child(kind: str, amount: int) -> dict[str, Any]:
 def run(definitions: int = 1000, messages: int = 10_000_000) -> dict[str, Any]:
     compiled = _child("compile", definitions)
     per_thousand = compiled["total_mib"] * 1000 / compiled["definitions"]
+    rules_per_thousand = compiled["compile_mib"] * 1000 / compiled["definitions"]
     long_run = _child("long_run", messages)
+    # the target read two ways: the compiled rules alone, and with the documents the gateway keeps for reloads
     return {"compiled": compiled, "mib_per_1000_definitions": per_thousand, "long_run": long_run,
-            "targets": {"<= 20 MiB per 1000 definitions": per_thousand <= 20,
+            "targets": {"<= 20 MiB per 1000 compiled definitions (the ruleset)": rules_per_thousand <= 20,
+                        "<= 20 MiB per 1000 definitions, loaded documents included": per_thousand <= 20,
                         "flat RSS (< 5 MiB growth after the first million)":
                             long_run["growth_after_first_million_mib"] < 5}}
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.cloudevents import is_batch, protocol_content_type, read_cloudevents
-from gateway.compiler.definition import CompiledDefinition, PayloadCache, compile_definition
+from gateway.compiler.definition import CompileCache, CompiledDefinition, compile_definition
 from gateway.compiler.view import MessageView
 from gateway.envelope import Envelope
 from gateway.errors import Diagnostic
@@ -174,7 +174,7 @@ class Ruleset:
 
 
 def _endpoint_rules(endpoint: EndpointDefinition, compiled: dict[tuple[str, str], CompiledDefinition | None],
-                    cache: PayloadCache, diagnostics: list[Diagnostic]) -> EndpointRules:
+                    cache: CompileCache, diagnostics: list[Diagnostic]) -> EndpointRules:
     definitions = []
     for message in endpoint.messages:
         key = (message.groupid, message.messageid)
@@ -189,7 +189,7 @@ def _endpoint_rules(endpoint: EndpointDefinition, compiled: dict[tuple[str, str]
 
 def compile_registry(registry: Registry, digest: str = "", limits: Limits = DEFAULT_LIMITS) -> Ruleset:
     diagnostics: list[Diagnostic] = []
-    cache = PayloadCache()
+    cache = CompileCache()
     compiled: dict[tuple[str, str], CompiledDefinition | None] = {}
     endpoints = {eid: _endpoint_rules(endpoint, compiled, cache, diagnostics)
                  for eid, endpoint in registry.endpoints.items()}
