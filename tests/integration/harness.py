@@ -64,6 +64,11 @@ def restart_broker(name: str, env: dict[str, str] | None = None) -> None:
                    env={**os.environ, **(env or {})})
 
 
+def stop_broker(name: str, env: dict[str, str] | None = None) -> None:
+    subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), "stop"], check=True,
+                   env={**os.environ, **(env or {})})
+
+
 class Gateway:
     """`xgate run --config DIR` as a child process."""
 
@@ -109,6 +114,7 @@ class World:
     config_dir: Path
     run_id: str
     _configs: dict[str, Any] = field(default_factory=dict)
+    fault_ended: float | None = None  # time.monotonic() when the injected fault was over; set by `during`
 
     def config(self, name: str) -> Any:
         """The endpoint's adapter config, remembered (a test may break the documents on purpose later)."""
@@ -165,11 +171,18 @@ async def _send(sink: Any, envelope: Envelope, deadline: float = 120) -> None:
             await asyncio.sleep(0.2)
 
 
-async def publish(world: World, records: list[dict[str, Any]], inflight: int = 200) -> None:
+async def publish(world: World, records: list[dict[str, Any]], inflight: int = 200,
+                  rate: float | None = None) -> None:
+    """Send every record, at most `rate` a second when given (load that lasts through an injected fault)."""
     config = world.config("in")
+    started = time.monotonic()
     async with adapters.create_sink(config) as sink:
         pending: set[asyncio.Task[None]] = set()
-        for record in records:
+        for number, record in enumerate(records):
+            if rate is not None:
+                ahead = started + number / rate - time.monotonic()
+                if ahead > 0:
+                    await asyncio.sleep(ahead)
             pending.add(asyncio.create_task(_send(sink, envelope_from_record(record))))
             if len(pending) >= inflight:
                 _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -184,6 +197,7 @@ class Collector:
         self.world = world
         self.bodies: dict[str, collections.Counter[bytes]] = {d: collections.Counter() for d in DESTINATION_OF.values()}
         self.envelopes: dict[str, list[Envelope]] = {d: [] for d in DESTINATION_OF.values()}
+        self.arrivals: list[tuple[float, bytes]] = []  # (time.monotonic(), body) of everything read, in order
         self._stack = contextlib.AsyncExitStack()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -197,6 +211,7 @@ class Collector:
         async for envelope in source:
             self.bodies[name][envelope.body] += 1
             self.envelopes[name].append(envelope)
+            self.arrivals.append((time.monotonic(), envelope.body))
             await source.ack(envelope)
 
     async def wait_for(self, expected: dict[str, collections.Counter[bytes]], timeout: float) -> None:
@@ -241,12 +256,29 @@ def account(expected: dict[str, collections.Counter[bytes]], collector: Collecto
     return report
 
 
+def recovery_seconds(world: World, collector: Collector, probes: set[bytes]) -> float | None:
+    """From the end of the fault to the first message delivered after it (None: no fault, or nothing after)."""
+    if world.fault_ended is None:
+        return None
+    after = (at for at, body in collector.arrivals if at >= world.fault_ended and body not in probes)
+    first = next(after, None)
+    return None if first is None else round(first - world.fault_ended, 2)
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of a process, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS for pid {pid}")
+
+
 def run_scenario(profile: Profile, tmp_path: Path, count: int, *, destination: Profile | None = None,
                  policy: str = "forward",
                  during: Callable[[World, Gateway], Gateway | None] | None = None,
-                 timeout: float = 240) -> dict[str, Any]:
-    """Publish `count` mixed messages through a live gateway; `during` runs (in a thread) while they flow
-    and may return a replacement gateway (after killing the first)."""
+                 timeout: float = 240, rate: float | None = None) -> dict[str, Any]:
+    """Publish `count` mixed messages (at most `rate` a second) through a live gateway; `during` runs (in a
+    thread) while they flow and may return a replacement gateway (after killing the first)."""
     world = prepare(profile, tmp_path, destination, policy)
     records = mixed(profile.protocol, count)
     expected = world.expected(records, policy)
@@ -257,13 +289,14 @@ def run_scenario(profile: Profile, tmp_path: Path, count: int, *, destination: P
             try:
                 probes = await wait_until_live(world, collector)
                 side = asyncio.create_task(asyncio.to_thread(during, world, gateway)) if during else None
-                await publish(world, records)
+                await publish(world, records, rate=rate)
                 if side is not None:
                     gateway = await side or gateway
                 await collector.wait_for(expected, timeout)
             finally:
                 code = gateway.stop()
             report = account(expected, collector, probes)
+            report["recovery_seconds"] = recovery_seconds(world, collector, probes)
             report["gateway_exit"] = code
             report["gateway_log_tail"] = gateway.output()[-3000:]
             return report, code

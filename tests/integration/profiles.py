@@ -29,9 +29,16 @@ def _amqp(run: str) -> dict[str, dict[str, Any]]:
     return {n: {"uris": ["amqp://127.0.0.1:5672"], "node": f"/queue/xgate-test-{run}-{n}"} for n in ENDPOINTS}
 
 
-def _nats(run: str) -> dict[str, dict[str, Any]]:
-    return {n: {"uris": ["nats://127.0.0.1:4222"], "subject": f"it.{run}.{n}", "stream": f"IT_{run}_{n}".upper()}
+def _nats(run: str, address: str = "127.0.0.1:4222") -> dict[str, dict[str, Any]]:
+    return {n: {"uris": [f"nats://{address}"], "subject": f"it.{run}.{n}", "stream": f"IT_{run}_{n}".upper()}
             for n in ENDPOINTS}
+
+
+def private_nats(port: int, address: str | None = None) -> Profile:
+    """NATS JetStream on a server of its own (deploy/brokers/nats.sh with XGATE_NATS_PORT), so a test may stop
+    it; `address` is where the gateway and the test reach it (a proxy in front of it, say)."""
+    return Profile("NATS", "nats", lambda run: _nats(run, address or f"127.0.0.1:{port}"),
+                   broker_env={"XGATE_NATS_PORT": str(port)})
 
 
 def _http(run: str) -> dict[str, dict[str, Any]]:
