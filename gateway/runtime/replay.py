@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Self
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
@@ -49,43 +50,64 @@ def _address(config: EndpointConfig, envelope: Envelope) -> EndpointConfig:
     return replace(config, options={**config.options, **overrides}) if overrides else config
 
 
-async def replay(config: EndpointConfig, envelopes: list[Envelope], create_sink: Callable[[EndpointConfig], Any],
-                 inflight: int = 200, retry_for: float = 30.0) -> ReplayResult:
-    result = ReplayResult()
-    window = asyncio.Semaphore(inflight)
-    async with contextlib.AsyncExitStack() as stack:
-        sinks: dict[tuple[tuple[str, Any], ...], Any] = {}
+class Replayer:
+    """Sends recorded messages to one endpoint, keeping a sink open per recorded address between calls
+    (a demo or a soak sends batch after batch) and at most `inflight` sends unconfirmed."""
 
-        async def sink_for(target: EndpointConfig) -> Any:
-            key = tuple(sorted((k, str(v)) for k, v in target.options.items()))
-            if key not in sinks:
-                sinks[key] = await stack.enter_async_context(create_sink(target))
-            return sinks[key]
+    def __init__(self, config: EndpointConfig, create_sink: Callable[[EndpointConfig], Any], inflight: int = 200,
+                 retry_for: float = 30.0) -> None:
+        self.config = config
+        self.result = ReplayResult()
+        self._create_sink = create_sink
+        self._window = asyncio.Semaphore(inflight)
+        self._retry_for = retry_for
+        self._stack = contextlib.AsyncExitStack()
+        self._sinks: dict[tuple[tuple[str, str], ...], Any] = {}
 
-        async def send(sink: Any, message: Envelope) -> None:
-            deadline = asyncio.get_running_loop().time() + retry_for
-            try:
-                while True:
-                    try:
-                        await sink.send(message)
-                        result.sent += 1
-                        return
-                    except AdapterError as exc:
-                        if exc.retriable and asyncio.get_running_loop().time() < deadline:
-                            await asyncio.sleep(0.2)
-                            continue
-                        result.refused += 1
-                        if len(result.errors) < 20:
-                            result.errors.append(str(exc))
-                        return
-            finally:
-                window.release()
+    async def __aenter__(self) -> Self:
+        return self
 
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stack.aclose()
+
+    async def _sink_for(self, target: EndpointConfig) -> Any:
+        key = tuple(sorted((k, str(v)) for k, v in target.options.items()))
+        if key not in self._sinks:
+            self._sinks[key] = await self._stack.enter_async_context(self._create_sink(target))
+        return self._sinks[key]
+
+    async def _send(self, sink: Any, message: Envelope) -> None:
+        result = self.result
+        deadline = asyncio.get_running_loop().time() + self._retry_for
+        try:
+            while True:
+                try:
+                    await sink.send(message)
+                    result.sent += 1
+                    return
+                except AdapterError as exc:
+                    if exc.retriable and asyncio.get_running_loop().time() < deadline:
+                        await asyncio.sleep(0.2)
+                        continue
+                    result.refused += 1
+                    if len(result.errors) < 20:
+                        result.errors.append(str(exc))
+                    return
+        finally:
+            self._window.release()
+
+    async def send_all(self, envelopes: list[Envelope]) -> None:
+        """Send every message, each to its recorded address; returns when all are confirmed or refused."""
         tasks = []
         for envelope in envelopes:
-            target = _address(config, envelope)
-            sink = await sink_for(target)
-            await window.acquire()
-            tasks.append(asyncio.create_task(send(sink, outgoing(envelope, config.protocol))))
+            sink = await self._sink_for(_address(self.config, envelope))
+            await self._window.acquire()
+            tasks.append(asyncio.create_task(self._send(sink, outgoing(envelope, self.config.protocol))))
         await asyncio.gather(*tasks)
-    return result
+
+
+async def replay(config: EndpointConfig, envelopes: list[Envelope], create_sink: Callable[[EndpointConfig], Any],
+                 inflight: int = 200, retry_for: float = 30.0) -> ReplayResult:
+    async with Replayer(config, create_sink, inflight, retry_for) as replayer:
+        await replayer.send_all(envelopes)
+    return replayer.result

@@ -1,79 +1,313 @@
-"""`make demo`: the real service (the Engine of `xgate run`) on local brokers, with sample traffic and a live summary.
+"""`make demo`: the real service (the Engine of `xgate run`) between local brokers, sample traffic, a live summary.
 
-    python -m gateway.testing.demo [--config config/demo] [--count 5000] [--seed 7]
+    python -m gateway.testing.demo [--config config/demo] [--rate 200] [--duration 0] [--seed 7]
+                                   [--metrics-address 127.0.0.1:9464]
 
-Starts the routes of config/demo, publishes seeded sample traffic into every
-source endpoint (Kafka, HTTP, AMQP 1.0, MQTT 5, NATS) each to the address it
-was recorded on, prints the gateway's summary every second until every
-message was judged and routed, then drains and stops like SIGTERM would.
+Starts the brokers the routes of config/demo need (deploy/brokers/*.sh; one already listening is reused),
+the gateway's routes and its /metrics server, publishes seeded sample traffic into every source endpoint
+(Kafka, HTTP, AMQP 1.0, MQTT 5, NATS) at --rate messages a second, reads the dead-letter destinations, and
+redraws a summary every two seconds: throughput by verdict per route, the most frequent violations, and the
+latest dead-lettered message with the reason it carries. Ctrl-C (or --duration seconds) stops the traffic,
+drains the gateway, stops the brokers this run started, and prints the totals; exit 0 when traffic flowed
+and every verdict (conformant, nonconformant, unmatched) was seen.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from gateway.compiler import compile_registry
 from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
+from gateway.metrics.server import MetricsServer
 from gateway.recorded import envelope_from_record
 from gateway.runtime.engine import Engine
-from gateway.runtime.replay import replay
-from gateway.runtime.routes import endpoint_config, resolve_routes
-from gateway.settings import load_settings
-from gateway.testing.traffic import generate
-from protocol_adapters import registry
+from gateway.runtime.replay import Replayer
+from gateway.runtime.routes import Route, endpoint_config, resolve_routes
+from gateway.settings import Settings, load_settings
+from gateway.testing.traffic import records
+from protocol_adapters import registry as adapters
+from protocol_adapters.base import EndpointConfig
+
+REPO = Path(__file__).resolve().parents[2]
+# protocol family -> (broker script, the port it listens on by default, the variable that moves it)
+BROKERS = {"KAFKA": ("tansu", 19092, "XGATE_KAFKA_PORT"), "MQTT": ("mosquitto", 1883, "XGATE_MQTT_PORT"),
+           "AMQP": ("rabbitmq", 5672, "XGATE_AMQP_PORT"), "NATS": ("nats", 4222, "XGATE_NATS_PORT")}
+VERDICTS = ("conformant", "nonconformant", "unmatched")
+TICK = 0.25  # seconds between traffic batches
 
 
-async def run_demo(config_dir: str, count: int, seed: int, settle: float) -> int:
-    snapshot = load_snapshot([config_dir])
+# -- brokers ---------------------------------------------------------------------------------------------------
+def _listening(port: int) -> bool:
+    with contextlib.closing(socket.socket()) as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+class LocalBrokers:
+    """Starts the brokers the routes need; stops, on the way out, only those that were not already running."""
+
+    def __init__(self, routes: list[Route]) -> None:
+        families = {endpoint.protocol.split("/")[0] for route in routes
+                    for endpoint in (route.source, route.conformant, route.nonconformant, route.unmatched)
+                    if endpoint is not None}
+        self.needed = [BROKERS[f] for f in sorted(families) if f in BROKERS]
+        self.started: list[str] = []
+
+    def _script(self, name: str, action: str) -> None:
+        subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), action], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def start(self) -> None:
+        for name, port, variable in self.needed:
+            if _listening(int(os.environ.get(variable, port))):
+                continue
+            print(f"starting {name} (deploy/brokers/{name}.sh) ...", file=sys.stderr, flush=True)
+            self._script(name, "start")
+            self.started.append(name)
+
+    def stop(self) -> None:
+        for name in reversed(self.started):
+            print(f"stopping {name}, which this demo started", file=sys.stderr, flush=True)
+            with contextlib.suppress(subprocess.CalledProcessError):
+                self._script(name, "stop")
+
+
+# -- what the summary shows ---------------------------------------------------------------------------------
+def _header(envelope: Envelope, name: str) -> str | None:
+    """A dead-letter header in whatever shape the protocol keeps headers (pairs, or a dict of properties)."""
+    for value in envelope.fields.values():
+        found: Any = None
+        if isinstance(value, dict):
+            found = value.get(name)
+        elif isinstance(value, list):
+            found = next((v for k, v in value if isinstance(k, str) and k.lower() == name), None) \
+                if all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value) else None
+        if isinstance(found, (bytes, bytearray)):
+            found = bytes(found).decode("utf-8", "replace")
+        if isinstance(found, str):
+            return found
+    return None
+
+
+@dataclass
+class DeadLetters:
+    """What arrived at the dead-letter destinations: counts, violations by rule and path, the latest one."""
+
+    count: int = 0
+    violations: Counter[str] = field(default_factory=Counter)
+    latest: tuple[str, Envelope] | None = None
+
+    async def read(self, config: EndpointConfig) -> None:
+        async with adapters.create_source(config) as source:
+            async for envelope in source:
+                self.count += 1
+                self.latest = (config.endpoint_id, envelope)
+                with contextlib.suppress(ValueError, TypeError):
+                    for violation in json.loads(_header(envelope, "xgate-violations") or "[]"):
+                        self.violations[f"{violation.get('rule')} at {violation.get('path')}"] += 1
+                await source.ack(envelope)
+
+
+def _explain_latest(dead: DeadLetters) -> list[str]:
+    if dead.latest is None:
+        return ["  (none yet)"]
+    endpoint, envelope = dead.latest
+    definition = "/".join(filter(None, (_header(envelope, "xgate-messagegroupid"), _header(envelope, "xgate-messageid"))))
+    lines = [f"  at {endpoint}, from {_header(envelope, 'xgate-source-endpoint')} "
+             f"({_header(envelope, 'xgate-source-address')}): verdict {_header(envelope, 'xgate-verdict')}"
+             + (f", closest definition {definition}" if definition else "")]
+    with contextlib.suppress(ValueError, TypeError):
+        for violation in json.loads(_header(envelope, "xgate-violations") or "[]")[:4]:
+            lines.append(f"  - {violation.get('rule')} at {violation.get('path')}: {violation.get('message')}")
+    body = envelope.body[:100].decode("utf-8", "replace")
+    lines.append(f"  body: {body}{'...' if len(envelope.body) > 100 else ''}")
+    return lines
+
+
+class Summary:
+    def __init__(self, engine: Engine, dead: DeadLetters, metrics_url: str, config: str) -> None:
+        self.engine, self.dead, self.metrics_url, self.config = engine, dead, metrics_url, config
+        self.started = time.monotonic()
+        self.published = 0
+        self.refused = 0
+        self._last: tuple[float, dict[str, int]] = (self.started, {})
+
+    def totals(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for stats in self.engine.stats.routes.values():
+            total.update(stats.verdicts)
+        return total
+
+    def render(self) -> str:
+        now = time.monotonic()
+        then, previous = self._last
+        routes = self.engine.stats.routes
+        self._last = (now, {source: stats.received for source, stats in routes.items()})
+        totals = self.totals()
+        lines = [(f"xgate demo  {now - self.started:5.0f} s   config {self.config}   metrics {self.metrics_url}"
+                 "   Ctrl-C stops"),
+                 f"published {self.published:,}" + (f" ({self.refused:,} refused: HTTP 422 from the rejecting route)"
+                                                     if self.refused else "")
+                 + f"   judged {sum(totals.values()):,}   dead-lettered {self.dead.count:,}", "",
+                 (f"{'route (source endpoint)':<24}{'msg/s':>8}{'conformant':>12}{'nonconformant':>15}"
+                 f"{'unmatched':>11}{'in flight':>11}")]
+        for source, stats in routes.items():
+            rate = (stats.received - previous.get(source, 0)) / max(now - then, 1e-9)
+            lines.append(f"{source:<24}{rate:>8.0f}{stats.verdicts['conformant']:>12,}"
+                         f"{stats.verdicts['nonconformant']:>15,}{stats.verdicts['unmatched']:>11,}"
+                         f"{stats.inflight:>11,}")
+        lines += ["", "most frequent violations (dead-lettered messages):"]
+        lines += [f"  {count:>7,}  {what}" for what, count in self.dead.violations.most_common(5)] or ["  (none yet)"]
+        lines += ["", "latest dead-lettered message, and the reason it carries in its xgate-* headers:"]
+        lines += _explain_latest(self.dead)
+        return "\n".join(lines)
+
+
+# -- the run -------------------------------------------------------------------------------------------------
+async def _traffic(snapshot: Any, settings: Settings, rate: float, seed: int, summary: Summary,
+                   stop: asyncio.Event) -> None:
+    """Publish the sample traffic at `rate`, batch by batch, into each endpoint the message was recorded for."""
+    async with contextlib.AsyncExitStack() as stack:
+        replayers: dict[str, Replayer] = {}
+        source = records(seed)
+        per_tick = max(1, round(rate * TICK))
+        while not stop.is_set():
+            started = time.monotonic()
+            by_endpoint: dict[str, list[Envelope]] = defaultdict(list)
+            for record in itertools.islice(source, per_tick):
+                by_endpoint[record["endpoint"]].append(envelope_from_record(record))
+            for endpoint in by_endpoint:
+                if endpoint not in replayers:
+                    config = endpoint_config(snapshot.registry, endpoint, settings)
+                    replayers[endpoint] = await stack.enter_async_context(Replayer(config, adapters.create_sink))
+            await asyncio.gather(*(replayers[e].send_all(batch) for e, batch in by_endpoint.items()))
+            summary.published = sum(r.result.sent for r in replayers.values())
+            summary.refused = sum(r.result.refused for r in replayers.values())
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(0.0, TICK - (time.monotonic() - started))):
+                    await stop.wait()
+
+
+async def _wait_ready(engine: Engine, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if engine.ready()[0]:
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def run_demo(args: argparse.Namespace) -> int:
+    snapshot = load_snapshot([args.config])
     ruleset = compile_registry(snapshot.registry, snapshot.digest)
-    settings, problems = load_settings(config_dir)
+    settings, problems = load_settings(args.config)
     routes, route_problems = resolve_routes(snapshot.registry, settings)
-    for problem in [*snapshot.errors, *ruleset.diagnostics, *problems, *route_problems]:
+    for problem in [*snapshot.errors, *problems, *route_problems]:
         print(problem, file=sys.stderr)
     if not routes:
         return 2
-    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=1.0)
-    service = asyncio.create_task(engine.run())
-    print(f"gateway started: {len(routes)} routes; waiting {settle:.0f}s for subscriptions", file=sys.stderr)
-    await asyncio.sleep(settle)
-    by_endpoint: dict[str, list[Envelope]] = defaultdict(list)
-    for record in generate(count, seed):
-        by_endpoint[record["endpoint"]].append(envelope_from_record(record))
-    started = time.monotonic()
-    results = await asyncio.gather(*(replay(endpoint_config(snapshot.registry, endpoint, settings), envelopes,
-                                            registry.create_sink) for endpoint, envelopes in by_endpoint.items()))
-    sent = sum(r.sent for r in results)
-    refused = sum(r.refused for r in results)
-    print(f"published {sent} messages in {time.monotonic() - started:.1f}s"
-          + (f"; {refused} refused by the gateway (policy reject: HTTP 422 with the violations)" if refused else ""),
-          file=sys.stderr)
-    deadline = time.monotonic() + 60
+    brokers = LocalBrokers(routes)
+    brokers.start()
+    try:
+        return await _serve(args, snapshot, ruleset, settings, routes)
+    finally:
+        brokers.stop()
+
+
+async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings: Settings,
+                 routes: list[Route]) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout)
+    dead = DeadLetters()
+    interactive = sys.stdout.isatty()
+    async with contextlib.AsyncExitStack() as stack:
+        address = args.metrics_address
+        host = address.rsplit(":", 1)[0]
+        if _listening(int(address.rsplit(":", 1)[1])):
+            address = f"{host}:0"  # taken (another gateway?): any free port
+        server = await stack.enter_async_context(MetricsServer(engine.metrics.registry, engine.ready, address))
+        summary = Summary(engine, dead, f"http://{server.host}:{server.port}/metrics", args.config)
+        service = asyncio.create_task(engine.run())
+        print(f"gateway starting: {len(routes)} routes; /metrics, /healthz and /readyz on "
+              f"http://{server.host}:{server.port}", file=sys.stderr, flush=True)
+        if not await _wait_ready(engine, 60):
+            print(f"not every source connected within 60 s: {engine.ready()[1]}; sending anyway", file=sys.stderr)
+        dead_letter_endpoints = {r.nonconformant.endpoint_id: r.nonconformant for r in routes if r.nonconformant}
+        readers = [asyncio.create_task(dead.read(config)) for config in dead_letter_endpoints.values()]
+        traffic = asyncio.create_task(_traffic(snapshot, settings, args.rate, args.seed, summary, stop))
+        until = time.monotonic() + args.duration if args.duration > 0 else float("inf")
+        next_plain = 0.0
+        while not stop.is_set() and time.monotonic() < until and not traffic.done():
+            if interactive:
+                sys.stdout.write("\x1b[H\x1b[J" + summary.render() + "\n")
+            elif time.monotonic() >= next_plain:  # a log, not a screen: a block every 5 s
+                sys.stdout.write(summary.render() + "\n\n")
+                next_plain = time.monotonic() + 5
+            sys.stdout.flush()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(2.0):
+                    await stop.wait()
+        stop.set()
+        await traffic  # a failure to publish surfaces here
+        print("traffic stopped; draining the gateway ...", file=sys.stderr, flush=True)
+        await _settle(engine, summary, timeout=30)
+        await asyncio.sleep(1.0)  # the last dead letters on their way to the reader
+        engine.request_stop()
+        await service
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+        print(summary.render(), flush=True)
+    totals = summary.totals()
+    print(f"\ndemo: published {summary.published:,}, judged {sum(totals.values()):,}: "
+          + " ".join(f"{v}={totals[v]}" for v in VERDICTS) + f"; dead-lettered {dead.count:,}", flush=True)
+    print(f"the same kind of traffic judged offline: python -m gateway.testing.traffic --count 2000 | "
+          f"xgate check --registry {args.config} --format table", flush=True)
+    missing = [v for v in VERDICTS if not totals[v]]
+    if missing or not summary.published:
+        print(f"demo: no {', '.join(missing) or 'traffic'} seen", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _settle(engine: Engine, summary: Summary, timeout: float) -> None:
+    """Until every published message was judged and nothing is in flight (or `timeout`)."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        judged = sum(s.received for s in engine.stats.routes.values())
-        busy = sum(s.inflight for s in engine.stats.routes.values())
-        if judged >= count and not busy:
-            break
+        judged = sum(summary.totals().values())
+        busy = sum(stats.inflight for stats in engine.stats.routes.values())
+        if judged >= summary.published + summary.refused and not busy:
+            return
         await asyncio.sleep(0.5)
-    engine.request_stop()
-    await service
-    judged = sum(s.received for s in engine.stats.routes.values())
-    print(f"done: {judged} of {count} messages judged and routed; every route drained and stopped", file=sys.stderr)
-    return 0 if judged >= count else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="config/demo")
-    parser.add_argument("--count", type=int, default=5000)
+    parser.add_argument("--rate", type=float, default=200.0, help="messages a second into the source endpoints")
+    parser.add_argument("--duration", type=float, default=0.0, help="seconds to run (0: until Ctrl-C)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--settle", type=float, default=3.0, help="seconds to let subscriptions settle")
+    parser.add_argument("--metrics-address", default="127.0.0.1:9464")
     args = parser.parse_args(argv)
-    return asyncio.run(run_demo(args.config, args.count, args.seed, args.settle))
+    return asyncio.run(run_demo(args))
 
 
 if __name__ == "__main__":

@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import base64
 import io
+import itertools
 import json
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import fastavro
@@ -125,17 +126,20 @@ KINDS: list[tuple[Callable[[random.Random, str | None], dict[str, Any]], float, 
 ]
 
 
-def generate(count: int, seed: int, defect_rate: float = 0.15) -> list[dict[str, Any]]:
+def records(seed: int, defect_rate: float = 0.15) -> Iterator[dict[str, Any]]:
+    """Sample messages without end, the same sequence for the same seed."""
     rng = random.Random(seed)
     makers = [k[0] for k in KINDS]
     weights = [k[1] for k in KINDS]
-    out = []
-    for _ in range(count):
+    while True:
         index = rng.choices(range(len(makers)), weights)[0]
         defects = KINDS[index][2]
         defect = rng.choice(defects) if rng.random() < defect_rate else None
-        out.append(makers[index](rng, defect))
-    return out
+        yield makers[index](rng, defect)
+
+
+def generate(count: int, seed: int, defect_rate: float = 0.15) -> list[dict[str, Any]]:
+    return list(itertools.islice(records(seed, defect_rate), count))
 
 
 def main(argv: list[str] | None = None) -> int:
