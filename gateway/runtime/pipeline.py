@@ -32,7 +32,7 @@ from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, Decision, decide
 from gateway.runtime.routes import Route
 from gateway.runtime.stats import RouteStats
-from gateway.verdict import Verdict
+from gateway.verdict import Outcome, Rule, Verdict, Violation, truncate
 from protocol_adapters.base import Delivery, EndpointConfig
 
 log = logging.getLogger("xgate.pipeline")
@@ -40,6 +40,10 @@ BACKOFF_INITIAL = 0.1
 BACKOFF_MAX = 30.0
 # messages judged and delivered together at most (one task, one wait per destination)
 BATCH_MAX = 500
+# a message whose judging raised this many times is dead-lettered as undecodable instead of released again:
+# a bug on one message must neither lose it nor stall its partition or queue forever
+JUDGE_ATTEMPTS = 3
+_FAILURES_KEPT = 10_000
 
 
 class RulesetHolder(Protocol):
@@ -73,6 +77,7 @@ class Pipeline:
         self._sinks: dict[str, Any] = {}
         self._stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._judge_failures: dict[int, int] = {}  # message fingerprint -> times its judging raised
 
     async def stop(self) -> None:
         self._stopping.set()
@@ -192,12 +197,13 @@ class Pipeline:
         try:
             verdict = self.holder.ruleset.classify(envelope)
             metrics.validation.observe(time.perf_counter() - item.received)
-            decision = decide(self.route, verdict)
-        except Exception:  # noqa: BLE001 - released for redelivery by the caller
+        except Exception as exc:  # noqa: BLE001 - released for redelivery, or dead-lettered when it keeps failing
             stats.delivery_failures += 1
-            log.exception("route %s: message could not be judged; released for redelivery",
-                          self.route.source.endpoint_id)
-            return item
+            failed = self._judging_failed(envelope, exc)
+            if failed is None:
+                return item
+            verdict = failed
+        decision = decide(self.route, verdict)
         item.verdict, item.decision = verdict, decision
         kind = decision.kind.value
         stats.verdicts[kind] += 1
@@ -211,6 +217,24 @@ class Pipeline:
         if decision.action is Action.DEAD_LETTER and decision.destination is not None:
             item.headers = dead_letter_headers(envelope, verdict, self.route.source.endpoint_id)
         return item
+
+    def _judging_failed(self, envelope: Envelope, exc: Exception) -> Verdict | None:
+        """None: release the message for another try; after JUDGE_ATTEMPTS, a `decode` verdict that says why."""
+        fingerprint = hash((envelope.body, repr(sorted(envelope.fields.items(), key=lambda item: item[0]))))
+        failures = self._judge_failures.pop(fingerprint, 0) + 1
+        source = self.route.source.endpoint_id
+        if failures < JUDGE_ATTEMPTS:
+            self._judge_failures[fingerprint] = failures
+            while len(self._judge_failures) > _FAILURES_KEPT:
+                del self._judge_failures[next(iter(self._judge_failures))]
+            log.exception("route %s: message could not be judged (attempt %d of %d); released for redelivery",
+                          source, failures, JUDGE_ATTEMPTS)
+            return None
+        log.exception("route %s: message could not be judged %d times; routed as nonconformant", source, failures)
+        return Verdict(Outcome.NONCONFORMANT, None, None, (Violation(
+            "record", Rule.DECODE, "a message xgate can judge", truncate(envelope.body),
+            f"xgate failed judging this message {failures} times ({type(exc).__name__}: {str(exc)[:200]}); "
+            "please report it with this message"),))
 
     async def _deliver_share(self, destination: EndpointConfig, share: list[tuple[_Judged, Verdict]]) -> None:
         """Deliver messages of one batch to their one destination: with one wait when the sink can batch.

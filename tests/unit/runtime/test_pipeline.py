@@ -14,6 +14,7 @@ from gateway.compiler import compile_registry
 from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
 from gateway.runtime.engine import Engine
+from gateway.runtime.pipeline import JUDGE_ATTEMPTS
 from gateway.runtime.routes import Route
 from gateway.testing import memory
 from protocol_adapters.base import EndpointConfig
@@ -201,3 +202,33 @@ def test_a_batch_releases_only_the_message_whose_judging_failed(world: Any) -> N
     assert sorted(keys) == sorted(f"k{n}".encode() for n in range(40)) and failures == [b"k7"]
     stats = engine.stats.route("in")
     assert stats.delivery_failures == 1 and stats.verdicts["conformant"] == 40
+
+
+def test_a_message_whose_judging_always_fails_is_routed_with_the_reason_not_retried_forever(world: Any) -> None:
+    """A poison message (a bug that hits it every time) must neither stall the route nor be lost: after
+    JUDGE_ATTEMPTS it gets a `decode` verdict naming no definition, so it goes where unmatched messages go."""
+    world.publish([message("ok", n) for n in range(10)])
+    engine = Engine([world.route()], world.ruleset, create_source=memory.create_source,
+                    create_sink=memory.create_sink)
+    real = world.ruleset.classify
+    attempts: list[bytes] = []
+
+    class Broken:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(world.ruleset, name)
+
+        def classify(self, envelope: Envelope) -> Any:
+            if envelope.fields["key"] == b"k3":
+                attempts.append(b"k3")
+                raise RuntimeError("a bug that hits this message every time")
+            return real(envelope)
+
+    engine.ref.ruleset = Broken()  # type: ignore[assignment]
+    run_until(engine, lambda: len(world.delivered("valid")) == 9 and len(world.delivered("unknown")) == 1)
+    assert len(attempts) == JUDGE_ATTEMPTS
+    [poisoned] = world.delivered("unknown")
+    assert poisoned.fields["key"] == b"k3"
+    headers = dict(poisoned.fields["headers"])
+    reason = json.loads(headers["xgate-violations"])
+    assert reason[0]["rule"] == "decode" and "RuntimeError" in reason[0]["message"], reason
+    assert world.broker.depth("in") == 0
