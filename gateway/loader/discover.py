@@ -25,14 +25,29 @@ class Found:
 
 
 def find_documents(paths: list[str | Path]) -> Found:
-    """Expand PATHs into document files (sorted, deduplicated, resolved), the paths that do not exist, and
-    the links inside a directory that lead out of it (not loaded: a dropped link must not read other files)."""
+    """Expand PATHs into document files (sorted, deduplicated), the paths that do not exist, and the links
+    inside a directory that lead out of it (not loaded: a dropped link must not read other files).
+
+    A document is named by its absolute path as found (symbolic links not resolved), so that a file
+    keeps its name when a link under it moves: a Kubernetes ConfigMap volume presents `name.json ->
+    ..data/name.json` with `..data -> ..2026_11_24_10_00_00.1/`, and an update swaps `..data` to a new
+    hidden directory. Named by the link, the same content is the same configuration (same digest) and a
+    broken file keeps its last good content across the swap. Hidden entries (`..data`, the versioned
+    directories) are not walked; two names leading to the same file load it once, under the first name.
+    """
     found: dict[Path, None] = {}
+    targets: set[Path] = set()
     result = Found()
+
+    def add(candidate: Path, target: Path) -> None:
+        if target not in targets:
+            targets.add(target)
+            found[Path(os.path.abspath(candidate))] = None
+
     for raw in paths:
         path = Path(raw)
         if path.is_file():
-            found[path.resolve()] = None
+            add(path, path.resolve())
         elif path.is_dir():
             root = path.resolve()
             for walked, dirs, files in os.walk(path):
@@ -43,7 +58,7 @@ def find_documents(paths: list[str | Path]) -> Found:
                         continue
                     target = candidate.resolve()
                     if root in target.parents:
-                        found[target] = None
+                        add(candidate, target)
                     else:
                         result.escaping.append((candidate, target))
         else:

@@ -32,6 +32,8 @@ from gateway.settings import SETTINGS_FILES, Settings, load_settings
 
 log = logging.getLogger("xgate.reload")
 MAX_PASSES = 4
+# the link the kubelet's atomic writer renames over to publish a new ConfigMap/Secret version
+ATOMIC_SWAP_LINK = "..data"
 
 
 def _settings_digest(config_dir: Path) -> str:
@@ -135,9 +137,12 @@ class Reloader:
         from watchfiles import awatch
 
         def relevant(change: Any, path: str) -> bool:
-            # only documents and gateway.yaml: logs or editor swap files in the folder must not reload
+            # only documents and gateway.yaml: logs or editor swap files in the folder must not reload;
+            # and `..data`, the link a Kubernetes ConfigMap (or Secret) volume swaps to a new hidden version
+            # directory in one rename: that swap is the moment every document in the volume changes, and
+            # the files written into the new directory before it may never be seen by the watch
             candidate = Path(path)
-            return is_document(candidate) or candidate.name in SETTINGS_FILES
+            return is_document(candidate) or candidate.name in SETTINGS_FILES or candidate.name == ATOMIC_SWAP_LINK
 
         with contextlib.suppress(asyncio.CancelledError):
             async for _ in awatch(self.config_dir, debounce=int(self.debounce * 1000), stop_event=stop,

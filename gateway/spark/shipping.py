@@ -58,19 +58,22 @@ def bundle_from_snapshot(snapshot: Snapshot, paths: list[str | Path]) -> Registr
     `paths` are the paths the snapshot was loaded from; the executor loads the same paths
     relative to its copy, so discovery and `file.json#/...` references resolve the same way.
     """
-    given = [Path(p).resolve() for p in paths if Path(p).exists()]
+    # absolute paths as found, links not followed: the snapshot names documents so (a ConfigMap volume's
+    # files are links into a hidden version directory that the executor's loader would not walk)
+    given = [Path(os.path.abspath(p)) for p in paths if Path(p).exists()]
     if not given:
         return RegistryBundle(snapshot.digest, (), ())
     root = _common_root(given)
     files: dict[str, bytes] = {}
     for name, data in snapshot.contents.items():
-        path = Path(name).resolve()
+        path = Path(os.path.abspath(name))
         if root in path.parents:
             files[path.relative_to(root).as_posix()] = data
     budget = AUXILIARY_LIMIT
     for directory in (p for p in given if p.is_dir()):
         for path in _auxiliary_files(directory):
-            rel = path.resolve().relative_to(root).as_posix() if root in path.resolve().parents else None
+            path = Path(os.path.abspath(path))
+            rel = path.relative_to(root).as_posix() if root in path.parents else None
             if rel is None or rel in files or not path.is_file():
                 continue
             size = path.stat().st_size
