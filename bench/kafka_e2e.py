@@ -212,6 +212,15 @@ def make_producer(bootstrap: str, **settings: Any) -> Any:
     return AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False, **settings)
 
 
+# how long the broker may hold a fetch of either candidate's source consumer (aiokafka's and xgate's default:
+# 500 ms); --fetch-wait-ms sets it for both through the environment, which their subprocesses inherit
+FETCH_WAIT_ENV = "XGATE_BENCH_FETCH_WAIT_MS"
+
+
+def source_fetch_wait_ms() -> int:
+    return int(os.environ.get(FETCH_WAIT_ENV, "500"))
+
+
 async def assigned_consumer(bootstrap: str, topics: list[str], partitions: int, **settings: Any) -> Any:
     """A started consumer without a group, assigned every partition of `topics` at offset 0.
 
@@ -277,7 +286,7 @@ async def forward(bootstrap: str, source: str, target: str, partitions: int) -> 
         loop.add_signal_handler(signum, stop.set)
     sender = make_producer(bootstrap, **BIG_BATCHES)  # xgate's sink has linger 5 ms too, and 128 KiB batches
     await sender.start()
-    consumer = await assigned_consumer(bootstrap, [source], partitions)
+    consumer = await assigned_consumer(bootstrap, [source], partitions, fetch_max_wait_ms=source_fetch_wait_ms())
     pending: list[asyncio.Future[Any]] = []
     try:
         while not stop.is_set():
@@ -320,7 +329,8 @@ def xgate_config(folder: Path, bootstrap: str, group: str, source: str, valid: s
     settings = {
         "routes": [{"source": workload.ENDPOINT, "conformant": "workload.valid", "nonconformant": "workload.dlq"}],
         # a new group per run: without a committed offset it starts at `autooffsetreset` (earliest)
-        "endpoints": {workload.ENDPOINT: {"options": {"topic": source, "consumergroup": group}},
+        "endpoints": {workload.ENDPOINT: {"options": {"topic": source, "consumergroup": group,
+                                                      "fetch_max_wait_ms": source_fetch_wait_ms()}},
                       "workload.valid": {"options": {"topic": valid}},
                       "workload.dlq": {"options": {"topic": dlq}}},
         "runtime": {"drain_timeout": 10},
@@ -726,6 +736,8 @@ def main() -> int:
     parser.add_argument("--broker", choices=("shared", "memory"), default="shared",
                         help="the shared Tansu on 127.0.0.1:19092, or a private memory-backed one for this run")
     parser.add_argument("--quick", action="store_true", help="small counts, for trying the bench")
+    parser.add_argument("--fetch-wait-ms", type=int, help="fetch_max_wait_ms of both candidates' source consumers "
+                        "(default 500, aiokafka's); lower trades requests for latency at low rates")
     # the raw candidate's own process (the bench starts it)
     parser.add_argument("--forward", nargs=2, metavar=("SOURCE", "TARGET"), help=argparse.SUPPRESS)
     parser.add_argument("--bootstrap", default=workload.BOOTSTRAP, help=argparse.SUPPRESS)
@@ -734,6 +746,8 @@ def main() -> int:
         source, target = args.forward
         asyncio.run(forward(args.bootstrap, source, target, args.partitions))
         return 0
+    if args.fetch_wait_ms is not None:
+        os.environ[FETCH_WAIT_ENV] = str(args.fetch_wait_ms)
     if args.quick:
         args.count, args.rounds, args.latency_seconds, args.latency_rounds = 10000, 1, 2.0, 1
     result = run(args.count, args.rounds, args.latency_seconds, args.latency_rounds, args.partitions, args.broker)

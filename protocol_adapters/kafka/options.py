@@ -32,6 +32,8 @@ Client tuning, read from `config.options` and then `config.extra` (aiokafka name
 | `max_unacked` | source | `10000` | messages handed out and not yet acknowledged before fetching pauses (backpressure) |
 | `fetch_max_records` | source | `500` | most records taken from the client per fetch |
 | `max_partition_fetch_bytes` | source | `1048576` | most bytes fetched per partition per request |
+| `fetch_max_wait_ms` | source | `500` | longest the broker may hold a fetch waiting for data (lower: less latency at low rates, more requests) |
+| `fetch_min_bytes` | source | `1` | bytes the broker waits for before answering a fetch |
 | `linger_ms` | sink | `5` | how long the producer waits to batch records |
 | `max_batch_size` | sink | `131072` | bytes per partition batch |
 | `max_request_size` | sink | `1048576` | largest request (a record above it is a non-retriable error) |
@@ -113,6 +115,8 @@ class KafkaSourceOptions:
     max_unacked: int
     fetch_max_records: int
     max_partition_fetch_bytes: int
+    fetch_max_wait_ms: int
+    fetch_min_bytes: int
     backoff_max: float
 
 
@@ -164,6 +168,8 @@ def source_options(config: EndpointConfig) -> KafkaSourceOptions:
         max_unacked=_int(config, "max_unacked", 10000, 1),
         fetch_max_records=_int(config, "fetch_max_records", 500, 1),
         max_partition_fetch_bytes=_int(config, "max_partition_fetch_bytes", 1048576),
+        fetch_max_wait_ms=_int(config, "fetch_max_wait_ms", 500),
+        fetch_min_bytes=_int(config, "fetch_min_bytes", 1, 1),
         backoff_max=_int(config, "reconnect_backoff_max_ms", 5000) / 1000,
     )
 

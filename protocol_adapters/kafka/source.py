@@ -100,6 +100,8 @@ class KafkaSource:
             rebalance_timeout_ms=options.rebalance_timeout_ms,
             max_poll_interval_ms=options.max_poll_interval_ms,
             max_partition_fetch_bytes=options.max_partition_fetch_bytes,
+            fetch_max_wait_ms=options.fetch_max_wait_ms,
+            fetch_min_bytes=options.fetch_min_bytes,
             retry_backoff_ms=100,
             **kwargs,
         )
