@@ -1,6 +1,8 @@
-"""`/metrics`, `/healthz` and `/readyz` on the operator's address (default 127.0.0.1:9464).
+"""`/metrics`, `/healthz` and `/readyz` on the operator's address (default 127.0.0.1:9464), and the
+read-only xRegistry API under `/registry` when given the registry to serve (gateway/registry_api).
 
-gateway.yaml `metrics:` may add https (`tls`) and basic auth (`username`, `password`); see access.py.
+gateway.yaml `metrics:` may add https (`tls`) and basic auth (`username`, `password`); see access.py. Both
+apply to every path, /registry included (the probes may be exempted from auth).
 The server binds only the host the address names: 127.0.0.1 unless the operator writes another.
 """
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import Awaitable, Callable
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -17,6 +19,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from gateway.errors import GatewayError
 from gateway.metrics.access import BasicAuth, challenge, server_context
 from gateway.settings import MetricsSettings
+
+if TYPE_CHECKING:
+    from gateway.registry_api import RegistryView
 
 DEFAULT_ADDRESS = "127.0.0.1:9464"
 PROBES = ("/healthz", "/readyz")
@@ -37,8 +42,10 @@ def parse_address(text: str) -> tuple[str, int]:
 
 class MetricsServer:
     def __init__(self, registry: CollectorRegistry, ready: Callable[[], tuple[bool, dict[str, bool]]],
-                 address: str = DEFAULT_ADDRESS, access: MetricsSettings | None = None) -> None:
+                 address: str = DEFAULT_ADDRESS, access: MetricsSettings | None = None,
+                 registry_view: RegistryView | None = None) -> None:
         self.registry = registry
+        self.registry_view = registry_view
         self.ready = ready
         self.host, self.port = parse_address(address)
         self.access = access or MetricsSettings()
@@ -87,6 +94,10 @@ class MetricsServer:
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
+        if self.registry_view is not None:
+            from gateway.registry_api.routes import add_registry_routes
+
+            add_registry_routes(app, self.registry_view)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=context)
