@@ -24,11 +24,13 @@ from gateway.compiler.payload import (
     implied_content_types,
     normalize_schema_format,
 )
+from gateway.compiler.payload.confluent import compile_registry_payload
 from gateway.compiler.templates import Template, compile_template, has_placeholders
 from gateway.compiler.view import MessageView
 from gateway.errors import Diagnostic, SchemaCompileError, Severity
 from gateway.loader.names import CLOUDEVENTS, protocol_family
 from gateway.model.resolved import MessageDefinition
+from gateway.schemaregistry.model import RegistryPayloadSchema
 from gateway.verdict import Violation
 
 CE_DEFAULT_TYPES = {"id": "string", "source": "urireference", "specversion": "string", "type": "string",
@@ -174,6 +176,14 @@ class CompileCache:
             self._compiled[key] = compile_payload_validator(fmt, schema, type_name=type_name, where=where)
         return self._compiled[key]
 
+    def confluent(self, payload: RegistryPayloadSchema) -> Any:
+        """The wire-format validator of a schema from a Confluent-compatible registry (one per set of ids)."""
+        key = json.dumps(["confluent", payload.registry, payload.format, payload.type_name, payload.default_id,
+                          [(s.id, s.schema_type, s.schema) for s in payload.allowed]], sort_keys=True)
+        if key not in self._compiled:
+            self._compiled[key] = compile_registry_payload(payload)
+        return self._compiled[key]
+
     def attribute(self, name: str, propdef: dict[str, Any], default_type: str) -> Check:
         key = ("attribute", name, json.dumps(propdef, sort_keys=True, default=repr), default_type)
         if key not in self._checks:
@@ -256,6 +266,16 @@ def _payload(definition: MessageDefinition, cloudevents: bool, cache: CompileCac
     if payload is None:
         return None, (), True
     where = payload.origin
+    if isinstance(payload, RegistryPayloadSchema):
+        try:
+            validator = cache.confluent(payload)
+        except SchemaCompileError as exc:
+            origin = definition.origin  # the document naming the registry: a reload keeps its last good copy
+            diagnostics.append(Diagnostic(Severity.ERROR, origin.file, f"schema of message {definition.messageid!r} "
+                                          f"({payload.reference}) does not compile: {exc}", pointer=origin.pointer,
+                                          code="schema-compile"))
+            return None, (), False
+        return cache.payload(validator, cloudevents), implied_content_types(validator.kind), True
     text = payload.format if isinstance(payload.format, str) else None
     if text is None:
         text = _guess_format(payload.schema)

@@ -19,6 +19,7 @@ not as whichever branch happens to fit.
 from __future__ import annotations
 
 import json
+import re
 from io import BytesIO, StringIO
 from typing import Any
 
@@ -45,6 +46,7 @@ from .formats import AVRO
 
 # a schema document deeper than this is refused: the compile steps below recurse once per level
 _SCHEMA_NESTING = 2 * MAX_NESTING
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # object addresses in exception texts
 # fastavro's own markers: a dict carrying them is taken as already parsed, with
 # its named types, so a named type picked out of a larger schema reads alone.
 _PARSED = "__fastavro_parsed"
@@ -181,6 +183,7 @@ class AvroValidator:
             schemaless_reader(stream, self._schema)
         except Exception as exc:  # noqa: BLE001 - EOFError, IndexError, UnicodeDecodeError, ...
             detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            detail = _ADDRESS.sub("", detail)  # fastavro may name the stream object: keep verdicts reproducible
             return (
                 decode_violation(
                     "Avro binary encoding",

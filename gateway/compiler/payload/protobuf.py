@@ -58,10 +58,49 @@ class _Compiled:
 _CACHE: dict[str, _Compiled | str] = {}
 _CACHE_LIMIT = 256
 _LOCK = threading.Lock()
+# Confluent message indexes (a path of positions) -> the validator of the message type there
+MessageIndex = dict[tuple[int, ...], "ProtobufValidator"]
 
 
 def compile_protobuf(schema: object, type_name: str | None) -> ProtobufValidator:
     """Compile `.proto` text and select a message: `type_name` (full or short) or the first one."""
+    compiled = _compiled(schema)
+    descriptor = _select(compiled, type_name)
+    return ProtobufValidator(message_factory.GetMessageClass(descriptor), compiled.pool)
+
+
+def compile_protobuf_indexed(schema: object, type_name: str | None) -> tuple[MessageIndex, tuple[int, ...] | None]:
+    """Every message type of the file by its Confluent message indexes (its position among the top-level
+    messages, then among each parent's nested types, synthesized map entries counted as Confluent's
+    serializer counts them), and the indexes of `type_name` when one is selected."""
+    compiled = _compiled(schema)
+    pool = compiled.pool
+    by_index: MessageIndex = {}
+    names: dict[str, tuple[int, ...]] = {}
+
+    def walk(messages: Any, scope: str, prefix: tuple[int, ...]) -> None:
+        for position, message in enumerate(messages):
+            full = scope + message.name
+            path = prefix + (position,)
+            names[full] = path
+            descriptor = pool.FindMessageTypeByName(full)
+            by_index[path] = ProtobufValidator(message_factory.GetMessageClass(descriptor), pool)
+            walk(message.nested_type, full + ".", path)
+
+    main = compiled.main
+    walk(main.message_type, main.package + "." if main.package else "", ())
+    if not by_index:
+        raise SchemaCompileError("the .proto declares no message type")
+    if not type_name:
+        return by_index, None
+    selected = _select(compiled, type_name).full_name
+    if selected not in names:
+        raise SchemaCompileError(f"Protobuf type {type_name!r} is not declared in the schema itself; the Confluent "
+                                 "wire format names only the schema's own messages")
+    return by_index, names[selected]
+
+
+def _compiled(schema: object) -> _Compiled:
     text = _source(schema)
     key = hashlib.sha256(text.encode("utf-8")).hexdigest()
     compiled = _CACHE.get(key)
@@ -78,8 +117,7 @@ def compile_protobuf(schema: object, type_name: str | None) -> ProtobufValidator
                 _CACHE[key] = compiled
     if isinstance(compiled, str):
         raise SchemaCompileError(compiled)
-    descriptor = _select(compiled, type_name)
-    return ProtobufValidator(message_factory.GetMessageClass(descriptor), compiled.pool)
+    return compiled
 
 
 def _source(schema: object) -> str:
@@ -183,6 +221,12 @@ class ProtobufValidator:
 
     kind: str = PROTOBUF
     __slots__ = ("_cls", "_pool")
+
+    @property
+    def type_name(self) -> str:
+        """The full name of the message type."""
+        name: str = self._cls.DESCRIPTOR.full_name
+        return name
 
     def __init__(self, cls: type[Message], pool: descriptor_pool.DescriptorPool) -> None:
         self._cls = cls
