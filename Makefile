@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 BROKERS := tansu mosquitto rabbitmq nats
 
-.PHONY: demo test lint bench clean install brokers brokers-stop
+.PHONY: demo test lint bench soak clean install brokers brokers-stop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ brokers-stop:
 # every benchmark (bench/__main__.py): hot path, memory, the Spark runner; ratios measured in one run
 bench: $(STAMP) brokers
 	$(PY) -m bench
+
+# 30 minutes of `xgate run` at half its max rate with a fault every 5 minutes, on private NATS servers it
+# starts and stops itself (bench/soak.py); not part of `make bench`. Shorter: $(PY) -m bench.soak --minutes 4
+soak: $(STAMP)
+	$(PY) -m bench.soak
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

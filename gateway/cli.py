@@ -1,4 +1,4 @@
-"""Command line: `xgate check | lint | explain | run | capture | replay | spark`."""
+"""Command line: `xgate check | lint | explain | run | capture | replay | export | init | spark`."""
 
 from __future__ import annotations
 
@@ -22,19 +22,29 @@ EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE = 0, 1, 2
 
 
 def _load(paths: Sequence[str], settings_file: str | None = None) -> tuple[Snapshot, Ruleset]:
-    """Load as `xgate run` would: http(s) references are fetched as the `remote` settings allow."""
+    """Load as `xgate run` would: http(s) references are fetched as the `remote` settings allow, and each
+    gateway.yaml source once (one that cannot be fetched is a warning, as at `run`'s startup)."""
     from gateway.loader.fetch import RemoteFetcher, fetcher_for
-    from gateway.settings import SETTINGS_FILES, load_remote_policy
+    from gateway.loader.sources import RegistrySources
+    from gateway.schemaregistry import SchemaRegistrySettings, load_schema_registries
+    from gateway.settings import SETTINGS_FILES, load_remote_policy, load_sources
 
     if settings_file is None:
         beside = (Path(p) / name for p in paths if Path(p).is_dir() for name in SETTINGS_FILES)
         settings_file = next((str(candidate) for candidate in beside if candidate.is_file()), None)
     fetcher: RemoteFetcher | None = None
     problems: list[Diagnostic] = []
+    registries: dict[str, SchemaRegistrySettings] = {}
+    sources = RegistrySources()
     if settings_file is not None:
         policy, problems = load_remote_policy(settings_file)
         fetcher = fetcher_for(policy)
-    snapshot = load_snapshot(list(paths), fetcher=fetcher)
+        registries, registry_problems = load_schema_registries(settings_file)
+        listed, source_problems = load_sources(settings_file)
+        sources.configure(listed)
+        problems = [*problems, *registry_problems, *source_problems, *sources.start(fetcher)]
+    snapshot = load_snapshot(list(paths), fetcher=fetcher, schemaregistries=registries,
+                             documents=sources.documents())
     if problems:
         snapshot = replace(snapshot, diagnostics=(*problems, *snapshot.diagnostics))
     return snapshot, compile_registry(snapshot.registry, snapshot.digest)
@@ -184,10 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_settings_option(explain)
     explain.set_defaults(handler=cmd_explain)
 
+    from gateway.export import add_command as add_export_command
     from gateway.runtime.commands import add_commands
+    from gateway.scaffold import add_command as add_init_command
     from gateway.spark.commands import add_commands as add_spark_commands
 
     add_commands(commands)
+    add_export_command(commands)
+    add_init_command(commands)
     add_spark_commands(commands)
     return parser
 

@@ -38,22 +38,36 @@ remote:                           # http(s) references in documents; off while `
   timeout: 5                      # seconds for one fetch, connect to last byte
   max_bytes: 4194304              # a larger response is refused
   cache_ttl: 300                  # seconds a fetched document is reused (a failed refetch keeps the old copy)
+schemaregistries:                 # Confluent-compatible registries `confluent://<name>/...` references name
+  main:
+    url: https://registry.example.com:8081   # its host must be on `remote.allow` too
+    username: xgate               # basic auth, both or neither (or username_file / password_file)
+    password: ${REGISTRY_PASSWORD}
+    subjects: [orders-value]      # optional: the only subjects documents may name (fetched at load)
+sources:                          # xRegistry servers followed beside the local files (none: nothing fetched)
+  - url: https://registry.example.com/registry   # the registry root, fetched as `<url>?inline`; host on `remote.allow`
+    interval: 30                  # seconds between polls (at least 1); ETag, else the body digest, says "unchanged"
+    bearer_token_file: /run/secrets/registry-token   # or bearer_token: ${TOKEN}, or username + password (or _file)
 ```
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from gateway.errors import Diagnostic, Severity
 from gateway.loader.decode import decode_file
-from gateway.loader.fetch import RemotePolicy, parse_allow
+from gateway.loader.fetch import RemoteFetcher, RemotePolicy, parse_allow
+from gateway.loader.sources import DEFAULT_INTERVAL, MIN_INTERVAL, RegistrySource
 from gateway.metrics.access import server_context
+from gateway.schemaregistry.config import SchemaRegistrySettings, base_url, parse_schemaregistries
 
 POLICIES = ("forward", "observe", "reject", "drop")
 SETTINGS_FILES = ("gateway.yaml", "gateway.yml")
@@ -61,6 +75,8 @@ _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 # secrets an endpoint hands to its adapter in `extra`, which may also be read from `<name>_file`
 _EXTRA_SECRETS = ("apikey", "token")
 _TLS_KEYS = ("ca", "cert", "key", "verify")
+_SOURCE_KEYS = ("url", "interval", "bearer_token", "bearer_token_file", "username", "username_file", "password",
+                "password_file")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +129,8 @@ class Settings:
     file: str | None = None
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     remote: RemotePolicy = field(default_factory=RemotePolicy)
+    schemaregistries: dict[str, SchemaRegistrySettings] = field(default_factory=dict)
+    sources: tuple[RegistrySource, ...] = ()
 
 
 def _expand(value: Any, where: str, problems: list[str]) -> Any:
@@ -279,6 +297,63 @@ def load_remote_policy(path: str | Path) -> tuple[RemotePolicy, list[Diagnostic]
                                code="settings") for text in problems]
 
 
+def _source(raw: Any, where: str, fetcher: RemoteFetcher, problems: list[str]) -> RegistrySource | None:
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping ({', '.join(_SOURCE_KEYS)})")
+        return None
+    found = [f"{where}/{key}: unknown setting (known: {', '.join(_SOURCE_KEYS)})"
+             for key in sorted(set(raw) - set(_SOURCE_KEYS), key=str)]
+    url, parts = raw.get("url"), urlsplit(str(raw.get("url") or ""))
+    if not isinstance(url, str) or parts.scheme.lower() not in ("http", "https") or not parts.hostname \
+            or parts.query or parts.fragment or parts.username:
+        found.append(f"{where}/url: expected the registry root as an http(s) URL with a host, without query, "
+                     f"fragment or credentials, found {url!r}")
+    elif (refusal := fetcher.refusal(url)) is not None:
+        found.append(f"{where}/url: {url} cannot be followed: {refusal}")
+    interval = raw.get("interval", DEFAULT_INTERVAL)
+    with contextlib.suppress(ValueError):
+        interval = float(interval.strip()) if isinstance(interval, str) else interval  # ${POLL:-30}
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= MIN_INTERVAL:
+        found.append(f"{where}/interval: expected seconds, at least {MIN_INTERVAL:g}, found {interval!r}")
+    token = _secret(raw, "bearer_token", where, found)
+    username, password = _secret(raw, "username", where, found), _secret(raw, "password", where, found)
+    if (username is None) != (password is None):
+        found.append(f"{where}: basic auth needs both a username and a password (or their _file)")
+    if token is not None and username is not None:
+        found.append(f"{where}: give bearer_token or username and password, not both")
+    problems.extend(found)
+    return None if found else RegistrySource(base_url(str(url)), float(interval), token, username, password)
+
+
+def _sources(raw: Any, remote: RemotePolicy, problems: list[str]) -> tuple[RegistrySource, ...]:
+    """The `sources` section: registries followed beside the files; each host must be on `remote.allow`."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.append("/sources: expected a list of {url, interval, bearer_token | username and password}")
+        return ()
+    fetcher, out = RemoteFetcher(remote), list[RegistrySource]()
+    for i, item in enumerate(raw):
+        source = _source(item, f"/sources/{i}", fetcher, problems)
+        if source is not None and any(s.url == source.url for s in out):
+            problems.append(f"/sources/{i}/url: {source.url} is already listed")
+        elif source is not None:
+            out.append(source)
+    return tuple(out)
+
+
+def load_sources(path: str | Path) -> tuple[tuple[RegistrySource, ...], list[Diagnostic]]:
+    """Only the `sources` section of a gateway.yaml (checked against `remote`), for the offline commands."""
+    raw, problem = decode_file(Path(path))
+    if problem is not None or not isinstance(raw, dict):
+        return (), []  # load_remote_policy reports the unreadable file already
+    problems: list[str] = []
+    remote = _remote(_expand(raw.get("remote"), "/remote", []), [])  # its problems: load_remote_policy's
+    sources = _sources(_expand(raw.get("sources"), "/sources", problems), remote, problems)
+    return sources, [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
+                                code="settings") for text in problems]
+
+
 def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("source"), str):
         problems.append(f"{where}: a route needs `source` (an endpoint id)")
@@ -319,8 +394,11 @@ def load_settings(config_dir: str | Path) -> tuple[Settings, list[Diagnostic]]:
                               float(runtime_raw.get("reload_debounce", 1.0)))
     metrics = _metrics(raw.get("metrics"), problems)
     remote = _remote(raw.get("remote"), problems)
-    unknown = set(raw) - {"routes", "endpoints", "runtime", "metrics", "remote"}
+    schemaregistries = parse_schemaregistries(raw.get("schemaregistries"), problems, _secret)
+    sources = _sources(raw.get("sources"), remote, problems)
+    unknown = set(raw) - {"routes", "endpoints", "runtime", "metrics", "remote", "schemaregistries", "sources"}
     problems.extend(f"/{key}: unknown setting" for key in sorted(unknown))
     diagnostics = [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
                               code="settings") for text in problems]
-    return Settings(tuple(routes), endpoints, runtime, str(path), metrics, remote), diagnostics
+    return Settings(tuple(routes), endpoints, runtime, str(path), metrics, remote,
+                    schemaregistries=schemaregistries, sources=sources), diagnostics

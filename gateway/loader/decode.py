@@ -137,14 +137,20 @@ def decode_file(path: Path, raw: bytes | None = None) -> tuple[Any, Diagnostic |
         raw, problem = read_document(path)
         if raw is None:
             return None, problem
-    elif len(raw) > MAX_DOCUMENT_BYTES:
+    value, diag = decode_bytes(raw, file, yaml_syntax=_is_yaml(path))
+    # .cereg files are JSON by convention, but a .cereg that holds YAML is tolerated
+    if diag is not None and path.suffix.lower() == ".cereg" \
+            and not raw.decode("utf-8-sig", "replace").lstrip().startswith(("{", "[")):
+        return decode_bytes(raw, file, yaml_syntax=True)
+    return value, diag
+
+
+def decode_bytes(raw: bytes, file: str, *, yaml_syntax: bool) -> tuple[Any, Diagnostic | None]:
+    """A document's bytes (a file's, or a fetched registry's named by its URL): size limit, UTF-8, then parse."""
+    if len(raw) > MAX_DOCUMENT_BYTES:
         return None, _too_large(file, len(raw))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return None, Diagnostic(Severity.ERROR, file, f"not UTF-8 text (byte {exc.start})", code="parse")
-    # .cereg files are JSON by convention, but a .cereg that holds YAML is tolerated
-    value, diag = decode_text(text, file, yaml_syntax=_is_yaml(path))
-    if diag is not None and path.suffix.lower() == ".cereg" and not text.lstrip().startswith(("{", "[")):
-        return decode_text(text, file, yaml_syntax=True)
-    return value, diag
+    return decode_text(text, file, yaml_syntax=yaml_syntax)

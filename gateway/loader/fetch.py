@@ -17,13 +17,14 @@ timeout per reload, not one per reference.
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import ipaddress
 import re
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -71,6 +72,8 @@ class Fetched:
     content_type: str
     # set when this is a cached copy served because refetching failed
     stale: str | None = None
+    etag: str | None = None              # the answer's ETag (`poll` only)
+    not_modified: bool = False           # 304 to `poll`'s If-None-Match: `data` is empty
 
 
 @dataclass
@@ -197,50 +200,75 @@ class RemoteFetcher:
         return candidates[0]
 
     # -- fetching ----------------------------------------------------------------------------------
-    def fetch(self, url: str) -> Fetched:
-        """The document at `url` (from the cache while fresh); FetchError says why not."""
+    def fetch(self, url: str, *, headers: Mapping[str, str] | None = None,
+              max_age: float | None = None) -> Fetched:
+        """The document at `url` (from the cache while fresh); FetchError says why not.
+
+        `headers` are added to the request (a schema registry's Authorization; never sent on to a redirect
+        that leaves the URL's origin); `max_age` (seconds) is how old a cached copy may be instead of
+        `cache_ttl` (0: ask again, the cached copy only stands in when asking fails)."""
         refusal = self.refusal(url)
         if refusal is not None:
             raise FetchError(refusal, refused=True)
         cache = self._cache
-        cached = cache.fetched.get(url)
+        # a response fetched with credentials is not served to a request without them
+        key = url if not headers else f"{url}\0{hashlib.sha256(repr(sorted(headers.items())).encode()).hexdigest()}"
+        cached = cache.fetched.get(key)
         now = time.monotonic()
-        if cached is not None and now - cached[0] < self.policy.cache_ttl:
+        if cached is not None and now - cached[0] < (self.policy.cache_ttl if max_age is None else max_age):
             return cached[1]
-        failed = cache.failed.get(url)
+        failed = cache.failed.get(key)
         if failed is not None and now - failed[0] < min(FAILURE_TTL, self.policy.cache_ttl):
             error = failed[1]
         else:
             try:
-                fetched = self._get(url, now + self.policy.timeout)
+                fetched = self._get(url, now + self.policy.timeout, headers or {})
             except FetchError as exc:
                 error = str(exc)
-                _remember(cache.failed, url, (now, error))
+                _remember(cache.failed, key, (now, error))
             else:
-                cache.failed.pop(url, None)
-                _remember(cache.fetched, url, (now, fetched))
+                cache.failed.pop(key, None)
+                _remember(cache.fetched, key, (now, fetched))
                 return fetched
         if cached is not None:
             return Fetched(cached[1].url, cached[1].data, cached[1].content_type, stale=error)
         raise FetchError(error)
 
-    def _get(self, url: str, deadline: float) -> Fetched:
+    def poll(self, url: str, *, headers: Mapping[str, str] | None = None, etag: str | None = None) -> Fetched:
+        """`url` asked now, past the cache and remembered failures (a registry followed on an interval keeps
+        its own last good copy); with `etag`, a 304 answer comes back as `not_modified`. FetchError says why not."""
+        refusal = self.refusal(url)
+        if refusal is not None:
+            raise FetchError(refusal, refused=True)
+        sent = {**(headers or {}), **({"If-None-Match": etag} if etag else {})}
+        return self._get(url, time.monotonic() + self.policy.timeout, sent, meta={})
+
+    def _get(self, url: str, deadline: float, headers: Mapping[str, str],
+             meta: dict[str, str] | None = None) -> Fetched:
+        """`url` after redirects; `meta` (given by `poll`) collects the final answer's ETag."""
+        meta = {} if meta is None else meta
         current = url
         for _ in range(MAX_REDIRECTS + 1):
-            status, location, content_type, data = self._request(current, deadline)
+            meta.clear()  # a redirect's ETag is not the document's
+            status, location, content_type, data = self._request(current, deadline, headers, meta)
             if status in _REDIRECTS and location:
                 target = urljoin(current, location)
                 refusal = self.refusal(target)
                 if refusal is not None:
                     raise FetchError(f"redirected to {target}, which is not fetched: {refusal}")
+                if _origin(target) != _origin(current):
+                    headers = {}  # credentials stay with the origin they were given for
                 current = target
                 continue
+            if status == 304 and "If-None-Match" in headers:
+                return Fetched(url, b"", content_type, etag=meta.get("etag"), not_modified=True)
             if status != 200:
                 raise FetchError(f"HTTP status {status}")
-            return Fetched(url, data, content_type)
+            return Fetched(url, data, content_type, etag=meta.get("etag"))
         raise FetchError(f"more than {MAX_REDIRECTS} redirects")
 
-    def _request(self, url: str, deadline: float) -> tuple[int, str | None, str, bytes]:
+    def _request(self, url: str, deadline: float, headers: Mapping[str, str] | None = None,
+                 meta: dict[str, str] | None = None) -> tuple[int, str | None, str, bytes]:
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
         host = parts.hostname or ""
@@ -256,11 +284,13 @@ class RemoteFetcher:
                 connection = _PinnedHTTPConnection(host, port, address=address, timeout=_left(deadline))
             connection.request("GET", target, headers={
                 "User-Agent": f"xgate/{__version__}", "Accept-Encoding": "identity",
-                "Accept": "application/json, application/yaml, text/plain;q=0.9, */*;q=0.5"})
+                "Accept": "application/json, application/yaml, text/plain;q=0.9, */*;q=0.5", **(headers or {})})
             sock = connection.pinned
             assert sock is not None  # request() connected
             sock.settimeout(_left(deadline))
             response = connection.getresponse()
+            if meta is not None and response.getheader("ETag"):
+                meta["etag"] = str(response.getheader("ETag"))
             if response.status != 200:
                 return response.status, response.getheader("Location"), "", b""
             return 200, None, response.getheader("Content-Type", ""), self._body(response, sock, deadline)
@@ -290,6 +320,16 @@ class RemoteFetcher:
             if size > limit:
                 raise FetchError(f"response is over the {limit:,}-byte limit (gateway.yaml `remote.max_bytes`)")
             chunks.append(chunk)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port
 
 
 def _remember(store: dict[str, Any], url: str, value: Any) -> None:

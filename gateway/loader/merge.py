@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.errors import Diagnostic, Severity
+from gateway.loader.refs import is_url
 from gateway.model import Doc, Entity
 
 
@@ -56,8 +57,10 @@ def merge_documents(docs: list[Doc]) -> tuple[dict[str, dict[str, Entity]], list
                     pooled[eid] = Entity(entity.kind, entity.id, dict(entity.attrs), entity.origin,
                                          dict(entity.children))
                 elif collection == "endpoints":
+                    # a fetched registry (gateway.yaml `sources:`) yields to local files and earlier sources:
+                    # an operator's override, not a mistake
                     diagnostics.append(Diagnostic(
-                        Severity.ERROR, entity.origin.file,
+                        Severity.WARNING if is_url(entity.origin.file) else Severity.ERROR, entity.origin.file,
                         f"endpoint {eid!r} is already defined in {existing.origin.file}; this one is left out",
                         pointer=entity.origin.pointer, code="duplicate"))
                 else:

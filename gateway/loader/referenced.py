@@ -53,7 +53,8 @@ class ReferencedSources:
     # -- registry documents ------------------------------------------------------------------------
     def document(self, ref: Ref) -> Doc | Unavailable:
         """The registry document a `file.json#/...` or `https://...#/...` reference points into."""
-        loaded = self.docs.get(ref.file) if ref.kind == "local" else None
+        # a URL the loader was given (a gateway.yaml source) answers its own `#/...` pointers without a refetch
+        loaded = self.docs.get(ref.file) if ref.kind in ("local", "remote") else None
         if loaded is not None:
             return loaded
         known = self._documents.get(ref.file)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gateway.errors import Diagnostic, Severity
 from gateway.loader.confine import Confinement
-from gateway.loader.decode import decode_file, read_document
+from gateway.loader.decode import decode_bytes, decode_file, read_document
 from gateway.loader.discover import find_documents
 from gateway.loader.fetch import RemoteFetcher
 from gateway.loader.generations import normalize_document
@@ -17,6 +19,8 @@ from gateway.loader.referenced import ReferencedSources
 from gateway.loader.resolve import Resolver, build_registry
 from gateway.model import Doc
 from gateway.model.resolved import Registry
+from gateway.schemaregistry.config import SchemaRegistrySettings
+from gateway.schemaregistry.resolve import SchemaRegistries
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +60,30 @@ def _summary(doc: Doc) -> FileSummary:
         tuple(doc.schemagroups), sum(len(g.children) for g in doc.schemagroups.values()))
 
 
+def _add(name: str, decoded: tuple[Any, Diagnostic | None], docs: dict[str, Doc],
+         diagnostics: list[Diagnostic]) -> None:
+    raw, problem = decoded
+    if problem is not None:
+        diagnostics.append(problem)
+        docs[name] = Doc(name, "unparsable")
+        return
+    doc, normalized = normalize_document(raw, name)
+    diagnostics.extend(normalized)
+    docs[name] = doc
+
+
 def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | None = None, *,
-                  fetcher: RemoteFetcher | None = None) -> Snapshot:
+                  fetcher: RemoteFetcher | None = None,
+                  schemaregistries: Mapping[str, SchemaRegistrySettings] | None = None,
+                  documents: Mapping[str, bytes] | None = None) -> Snapshot:
     """Every file is decoded and normalized on its own, so one broken file never stops the others.
 
     `overrides` replaces the bytes of some files (a reload keeps a broken file's last good content);
     None leaves that file out. `fetcher` fetches http(s) references (None: remote fetching is off).
+    `schemaregistries` (gateway.yaml) are the registries `confluent://<name>/...` references name.
+    `documents` are fetched registry documents by URL (gateway.yaml `sources:`), merged after the files in
+    their order, so that for the same id a local file wins, then the earlier source; `overrides` apply to
+    them too. Named by URL, their references stay remote (refs.py): they never reach local files.
     """
     overrides = overrides or {}
     found = find_documents(paths)
@@ -86,18 +108,18 @@ def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | 
         digest.update(str(path).encode() + b"\0" + (data or b"") + b"\0")
         if data is not None:
             contents[str(path)] = data
-        raw, problem = decode_file(path, data) if data is not None else (None, problem)
-        if problem is not None:
-            diagnostics.append(problem)
-            docs[str(path)] = Doc(str(path), "unparsable")
+        _add(str(path), decode_file(path, data) if data is not None else (None, problem), docs, diagnostics)
+    for name, data in (documents or {}).items():
+        replaced = overrides.get(name, data)
+        if replaced is None:
             continue
-        doc, normalized = normalize_document(raw, str(path))
-        diagnostics.extend(normalized)
-        docs[str(path)] = doc
+        digest.update(name.encode() + b"\0" + replaced + b"\0")
+        contents[name] = replaced
+        _add(name, decode_bytes(replaced, name, yaml_syntax=False), docs, diagnostics)
     merged, merge_problems = merge_documents(list(docs.values()))
     diagnostics.extend(merge_problems)
     sources = ReferencedSources(docs, Confinement(roots), fetcher)
-    resolver = Resolver(merged, sources)
+    resolver = Resolver(merged, sources, SchemaRegistries(schemaregistries or {}, sources))
     registry = build_registry(merged, resolver)
     diagnostics.extend(resolver.diagnostics)
     diagnostics.extend(sources.diagnostics)

@@ -17,8 +17,10 @@ from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, GatewayError, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import fetcher_for
+from gateway.loader.sources import RegistrySources
 from gateway.metrics.server import MetricsServer
 from gateway.recorded import RecordError, envelope_from_record, record_from_envelope
+from gateway.registry_api import RegistryView
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
@@ -32,9 +34,17 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 log = logging.getLogger("xgate")
 
 
-def _startup(config_dir: str) -> tuple[Snapshot, Ruleset, Settings, list[Diagnostic]]:
+def _startup(config_dir: str, sources: RegistrySources | None = None,
+             ) -> tuple[Snapshot, Ruleset, Settings, list[Diagnostic]]:
+    """Load settings, then the documents with each gateway.yaml source fetched once (into `sources` when given,
+    for the reloader to follow). A source that cannot be fetched is a warning: xgate starts with what it has."""
     settings, problems = load_settings(config_dir)  # first: its `remote` section says what may be fetched
-    snapshot = load_snapshot([config_dir], fetcher=fetcher_for(settings.remote))
+    fetcher = fetcher_for(settings.remote)
+    sources = sources if sources is not None else RegistrySources()
+    sources.configure(settings.sources)
+    problems = problems + sources.start(fetcher)
+    snapshot = load_snapshot([config_dir], fetcher=fetcher, schemaregistries=settings.schemaregistries,
+                             documents=sources.documents())
     ruleset = compile_registry(snapshot.registry, snapshot.digest)
     diagnostics = list(snapshot.diagnostics) + list(ruleset.diagnostics) + credential_warnings(snapshot.registry) \
         + problems
@@ -53,7 +63,8 @@ def _report(diagnostics: list[Diagnostic]) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    snapshot, ruleset, settings, diagnostics = _startup(args.config)
+    sources = RegistrySources()
+    snapshot, ruleset, settings, diagnostics = _startup(args.config, sources)
     routes, problems = resolve_routes(snapshot.registry, settings)
     _report(diagnostics + problems)
     if problems or any(d.code == "settings" for d in diagnostics):
@@ -65,8 +76,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     interval = args.summary if args.summary is not None else settings.runtime.summary_interval
     engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval)
-    reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce)
     address = args.metrics_address if args.metrics_address is not None else settings.runtime.metrics_address
+    # /registry on the metrics address: the registry as loaded, updated on every reload
+    view = RegistryView(snapshot) if address else None
+    reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce,
+                        on_snapshot=view.update if view is not None else None, sources=sources)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -90,19 +104,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         async with contextlib.AsyncExitStack() as stack:
             if address:
                 server = await stack.enter_async_context(
-                    MetricsServer(engine.metrics.registry, engine.ready, address, settings.metrics))
-                log.info("metrics, health and readiness on %s://%s:%d (/metrics /healthz /readyz)%s",
+                    MetricsServer(engine.metrics.registry, engine.ready, address, settings.metrics, view))
+                log.info("metrics, health, readiness and registry on %s://%s:%d (/metrics /healthz /readyz "
+                         "/registry)%s",
                          server.scheme, server.host, server.port,
                          ", basic auth required" if settings.metrics.username else "")
             watcher = loop.create_task(reloader.watch(stop_watching)) if not args.no_watch else None
+            follower = loop.create_task(reloader.follow(stop_watching))  # idles while no source is listed
             try:
                 await engine.run()
             finally:
                 stop_watching.set()
-                if watcher is not None:
-                    watcher.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await watcher
+                for task in (watcher, follower):
+                    if task is not None:
+                        task.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await task
 
     try:
         asyncio.run(main())

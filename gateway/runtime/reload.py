@@ -4,7 +4,10 @@ A reload loads the documents and gateway.yaml again and compiles a whole new
 ruleset beside the running one. An unchanged digest does nothing. A file
 with errors keeps its last good content (so the rules it held keep working)
 while every other change applies; the reload then counts as failed and each
-error is logged with file and location. The engine swaps the ruleset in one
+error is logged with file and location. Registry sources (gateway.yaml
+`sources:`) are polled on their intervals beside the watch; a changed one
+reloads the same way, a failed poll keeps that source's last good copy,
+logs a warning and counts as a failed reload. The engine swaps the ruleset in one
 assignment and starts, drains or restarts only the routes that changed. One
 JSON log line per reload says what changed.
 """
@@ -17,6 +20,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,7 @@ from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.discover import is_document
 from gateway.loader.fetch import RemoteFetcher, fetcher_for
+from gateway.loader.sources import Outcome, Poll, RegistrySource, RegistrySources
 from gateway.metrics import names
 from gateway.runtime.engine import Engine
 from gateway.runtime.routes import resolve_routes
@@ -63,8 +68,11 @@ def _changes(old: Snapshot, new: Snapshot) -> dict[str, list[str]]:
 
 class Reloader:
     def __init__(self, config_dir: str | Path, engine: Engine, snapshot: Snapshot, settings: Settings,
-                 debounce: float = 1.0) -> None:
+                 debounce: float = 1.0, on_snapshot: Callable[[Snapshot], None] | None = None,
+                 sources: RegistrySources | None = None) -> None:
         self.config_dir = Path(config_dir)
+        # told every snapshot that is swapped in (the /registry API), off the loop
+        self.on_snapshot = on_snapshot
         self.engine = engine
         self.snapshot = snapshot
         self.settings = settings
@@ -75,14 +83,20 @@ class Reloader:
         self._lock = asyncio.Lock()
         # kept across reloads for its cache; follows the `remote` section of the settings in force
         self.fetcher: RemoteFetcher | None = fetcher_for(settings.remote)
+        self.schemaregistries = settings.schemaregistries  # likewise: the registries of the settings in force
+        # what the sources answered last (startup's fetch when given); follows the `sources` in force
+        self.sources = sources if sources is not None else RegistrySources()
+        self.sources.configure(settings.sources)
 
     def _load(self) -> tuple[Snapshot, Ruleset, list[Diagnostic], set[str]]:
         """Load and compile; files with errors fall back to their last good bytes (or are left out)."""
         overrides: dict[str, bytes | None] = {}
         broken: set[str] = set()
         reported: list[Diagnostic] = []
+        documents = self.sources.documents()
         for _ in range(MAX_PASSES):
-            snapshot = load_snapshot([self.config_dir], overrides, fetcher=self.fetcher)
+            snapshot = load_snapshot([self.config_dir], overrides, fetcher=self.fetcher,
+                                     schemaregistries=self.schemaregistries, documents=documents)
             ruleset = compile_registry(snapshot.registry, snapshot.digest)
             errors = [d for d in (*snapshot.diagnostics, *ruleset.diagnostics) if d.severity is Severity.ERROR]
             newly = {d.file for d in errors if d.file not in overrides}
@@ -105,6 +119,10 @@ class Reloader:
         if settings_problems:
             settings, settings_digest = self.settings, self.settings_digest  # keep the last good settings
         self.fetcher = fetcher_for(settings.remote, self.fetcher)  # before loading: it decides what is fetched
+        self.schemaregistries = settings.schemaregistries
+        self.sources.configure(settings.sources)
+        for warning in await asyncio.to_thread(self.sources.start, self.fetcher):  # sources listed just now
+            log.warning("reload: %s", warning)
         snapshot, ruleset, errors, broken = await asyncio.to_thread(self._load)
         if snapshot.digest == self.snapshot.digest and settings_digest == self.settings_digest \
                 and not errors and not settings_problems:
@@ -114,6 +132,11 @@ class Reloader:
         changes = _changes(self.snapshot, snapshot)
         applied = await self.engine.apply(routes, ruleset)
         self.snapshot, self.settings, self.settings_digest = snapshot, settings, settings_digest
+        if self.on_snapshot is not None:
+            try:
+                await asyncio.to_thread(self.on_snapshot, snapshot)
+            except Exception:  # the registry API must never keep a reload from completing
+                log.exception("reload: the registry API could not take the new snapshot")
         for file, data in snapshot.contents.items():
             if file not in broken:
                 self.last_good[file] = data
@@ -148,3 +171,28 @@ class Reloader:
             async for _ in awatch(self.config_dir, debounce=int(self.debounce * 1000), stop_event=stop,
                                   recursive=True, watch_filter=relevant):
                 await self.reload("file change")
+
+    async def follow(self, stop: asyncio.Event) -> None:
+        """Poll each source on its interval until `stop`; a changed source reloads like a file change."""
+        with contextlib.suppress(asyncio.CancelledError):
+            while not stop.is_set():
+                due = self.sources.due(time.monotonic())
+                polls = await asyncio.gather(*(self._poll(source) for source in due))
+                changed = [p.source.url for p in polls if p.outcome is Outcome.CHANGED]
+                if changed:
+                    await self.reload(f"source changed: {', '.join(changed)}")
+                upcoming = self.sources.next_due()
+                wait = 1.0 if upcoming is None else min(max(upcoming - time.monotonic(), 0.05), 1.0)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(stop.wait(), wait)
+
+    async def _poll(self, source: RegistrySource) -> Poll:
+        before = self.sources.state(source).error
+        poll = await asyncio.to_thread(self.sources.poll, source, self.fetcher)
+        if poll.outcome is Outcome.FAILED:
+            self.engine.metrics[names.RELOADS].labels("failed").inc()
+            if poll.detail != before:  # once per new reason: a source down for an hour is not 3600 lines
+                log.warning("source %s: %s; its last good copy stays in force", source.request_url, poll.detail)
+        elif before is not None:
+            log.info("source %s: answering again (%s)", source.request_url, poll.outcome.value)
+        return poll

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from gateway.runtime.reload import Reloader
 from gateway.settings import load_settings
 from gateway.testing import memory
 from tests.unit.builders import Loaded, bad, ce_message, kafka_ce, ok, registry, shape, write_doc
+from tests.unit.local_http import serving
 
 SCHEMA = {"type": "object", "required": ["temperature"], "properties": {"temperature": {"type": "number"}}}
 GOOD, WRONG = '{"temperature": 1}', '{"temperature": "x"}'
@@ -97,17 +98,12 @@ def server() -> Iterator[Server]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
-        yield state
-    finally:
-        state.release.set()
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(Handler) as base:
+        state.base = base
+        try:
+            yield state
+        finally:
+            state.release.set()  # let a handler held on purpose finish before the server shuts down
 
 
 def _allow_local(**policy: Any) -> RemoteFetcher:

@@ -1,0 +1,58 @@
+"""`xgate export --config DIR [--resolved] [--output FILE]`: the merged registry as one xRegistry document.
+
+The directory is loaded as `xgate run` loads it (its gateway.yaml `remote` section says what may be
+fetched; its `sources` are fetched once and merged as `run` merges them). Without `--resolved` the
+document holds the merged documents as declared (`basemessageuri` references kept); with it, what xgate judges with: basemessage chains materialized and payload schemas
+inlined where they were resolved. Either way the document loads again on its own (`xgate check --registry
+FILE`) and gives the same verdicts. Load problems go to standard error; the exit code is 2 when DIR does
+not exist, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gateway.errors import Severity
+from gateway.loader import load_snapshot
+from gateway.loader.fetch import fetcher_for
+from gateway.loader.sources import RegistrySources
+from gateway.registry_api.document import registry_document
+from gateway.settings import load_settings
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    config = Path(args.config)
+    if not config.is_dir():
+        print(f"xgate export: {config} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    settings, problems = load_settings(config)
+    fetcher = fetcher_for(settings.remote)
+    sources = RegistrySources(settings.sources)  # gateway.yaml `sources:` are part of what `run` enforces
+    problems = [*problems, *sources.start(fetcher)]
+    snapshot = load_snapshot([config], fetcher=fetcher, schemaregistries=settings.schemaregistries,
+                             documents=sources.documents())
+    for diagnostic in [*problems, *snapshot.diagnostics]:
+        if not (diagnostic.code == "duplicate" and diagnostic.severity is Severity.WARNING):
+            print(diagnostic, file=sys.stderr)
+    text = json.dumps(registry_document(snapshot, resolved=args.resolved), indent=2, ensure_ascii=False,
+                      default=str) + "\n"
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, "utf-8")
+    return EXIT_OK
+
+
+def add_command(commands: Any) -> None:
+    export = commands.add_parser("export", help="write the merged registry as one xRegistry document (JSON)")
+    export.add_argument("--config", required=True, metavar="DIR", help="documents (and gateway.yaml), as for run")
+    export.add_argument("--resolved", action="store_true",
+                        help="basemessage chains materialized and schemas inlined where resolved")
+    export.add_argument("-o", "--output", metavar="FILE", help="where to write (default: standard output)")
+    export.set_defaults(handler=cmd_export)
