@@ -42,5 +42,11 @@ def header_values(pairs: list[tuple[str, Any]] | None, name: str, *, casefold: b
 
 def header_value(pairs: list[tuple[str, Any]] | None, name: str, *, casefold: bool) -> Any:
     """The last value of a header, or None."""
-    values = header_values(pairs, name, casefold=casefold)
-    return values[-1] if values else None
+    if not pairs:
+        return None
+    wanted = name.lower() if casefold else name
+    for key, value in reversed(pairs):  # from the end: the last one wins, and the search stops there
+        # lengths first: lower() of a name of another length cannot be the ASCII names asked for here
+        if key == wanted or casefold and len(key) == len(wanted) and key.lower() == wanted:
+            return value
+    return None

@@ -89,7 +89,23 @@ def _json_tokens(value: Any) -> Iterator[str]:
             return
 
 
+# json.dumps's own C string encoder (ensure_ascii): the same text, without json.dumps's per-call setup
+_JSON_STRING = json.encoder.encode_basestring_ascii
+_JSON_LITERALS = {None: "null", True: "true", False: "false"}
+
+
 def _scalar(value: Any) -> str:
+    """What `json.dumps(value, default=str)` writes; the common JSON scalars without the call (a preview
+    writes a few dozen of them for every failed message)."""
+    cls = value.__class__
+    if cls is str:
+        return _JSON_STRING(value if len(value) <= ACTUAL_LIMIT else value[:ACTUAL_LIMIT + 1])
+    if cls is int and -(10**15) < value < 10**15:
+        return int.__repr__(value)
+    if cls is float and -1e15 < value < 1e15:  # finite (NaN fails the comparison)
+        return float.__repr__(value)
+    if value is None or cls is bool:
+        return _JSON_LITERALS[value]
     if isinstance(value, str) and len(value) > ACTUAL_LIMIT:
         value = value[:ACTUAL_LIMIT + 1]
     try:

@@ -134,10 +134,15 @@ def _explain_failure(candidates: tuple[CompiledDefinition, ...], view: MessageVi
         return Verdict(Outcome.NONCONFORMANT, None, None, (Violation(
             "envelopemetadata.type" if event is not None else "", Rule.NO_MATCH, "a declared message definition",
             actual, "no message definition of this endpoint applies to the message"),))
-    scored = [(len(v), d.rank, d, v) for d in candidates for v in (d.violations(view),)]
-    count, _, best, violations = min(scored, key=lambda item: (item[0], item[1]))
-    del count
-    return Verdict(Outcome.NONCONFORMANT, best.groupid, best.messageid, violations)
+    # candidates come in rank order, so on a tie in count the earlier one stays
+    best, fewest = candidates[0], candidates[0].violations(view)
+    for definition in candidates[1:]:
+        if len(fewest) <= 1:  # a failed candidate has at least one violation: none after it can be closer
+            break
+        violations = definition.violations(view)
+        if len(violations) < len(fewest):
+            best, fewest = definition, violations
+    return Verdict(Outcome.NONCONFORMANT, best.groupid, best.messageid, fewest)
 
 
 @dataclass(slots=True)
