@@ -57,7 +57,9 @@ def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
     """The record to produce for `envelope`: its body, key, headers and timestamp, as bytes for the wire."""
     fields = envelope.fields
     key = fields.get("key")
-    headers = [(str(name), as_bytes(value)) for name, value in _pairs(fields.get("headers"))]
+    # (str, bytes) pairs, as a Kafka source delivers them, pass as they are; anything else is converted
+    headers = [(name, value) if name.__class__ is str and value.__class__ is bytes else (str(name), as_bytes(value))
+               for name, value in _pairs(fields.get("headers"))]
     if default_headers:
         present = {name for name, _ in headers}
         headers.extend((name, value) for name, value in default_headers if name not in present)

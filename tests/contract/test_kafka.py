@@ -175,6 +175,34 @@ class TestKafkaAdapter(ContractSuite):
         assert run(scenario) == {harness.sample(i).body for i in range(count)}
 
 
+    def test_send_many_batches_keep_send_partitions_and_order(self, harness: KafkaHarness) -> None:
+        # a batch through send_many lands where one send() at a time puts it, each partition in order
+        by_send, by_many = harness.config("partition-send"), harness.config("partition-many")
+        keyed = [Envelope("KAFKA", {"key": f"device-{i % 7}".encode(), "headers": [("n", str(i).encode())]},
+                          f"{i}".encode()) for i in range(700)]
+
+        async def read_all(config: EndpointConfig) -> list[Envelope]:
+            async with harness.create_source(config) as source:
+                got = await take(source, len(keyed))
+                for envelope in got:
+                    await source.ack(envelope)
+                return got
+
+        async def scenario() -> tuple[list[AdapterError | None], list[Envelope], list[Envelope]]:
+            await publish(harness, by_send, keyed)
+            async with harness.create_sink(by_many) as sink:
+                failures = await sink.send_many(keyed)
+            return failures, await read_all(by_send), await read_all(by_many)
+        failures, via_send, via_many = run(scenario)
+        assert failures == [None] * len(keyed)
+        assert {e.body: e.fields["partition"] for e in via_many} == {e.body: e.fields["partition"] for e in via_send}
+        assert len({e.fields["partition"] for e in via_many}) > 1
+        for partition in {e.fields["partition"] for e in via_many}:
+            bodies_by_offset = [int(e.body) for e in sorted(via_many, key=lambda e: e.position["offset"])
+                                if e.fields["partition"] == partition]
+            assert bodies_by_offset == sorted(bodies_by_offset)
+
+
 @pytest.fixture
 def private_tansu() -> Iterator[int]:
     port = free_port()
