@@ -46,7 +46,7 @@ def header_value(pairs: list[tuple[str, Any]] | None, name: str, *, casefold: bo
         return None
     wanted = name.lower() if casefold else name
     for key, value in reversed(pairs):  # from the end: the last one wins, and the search stops there
-        # lengths first: lower() of a name of another length cannot be the ASCII names asked for here
+        # lengths first: lower() keeps a name's length (U+0130 aside, whose lower case is never ASCII)
         if key == wanted or casefold and len(key) == len(wanted) and key.lower() == wanted:
             return value
     return None

@@ -46,6 +46,9 @@ def test_repeated_headers_keep_order_and_read_case_insensitively() -> None:
     headers = request_fields("POST", "/", "", RAW)["headers"]
     assert header_values(headers, "x-tag", casefold=True) == ["a", "b"]
     assert header_value(headers, "CONTENT-TYPE", casefold=True) == "application/json"
+    assert header_value(headers, "X-TAG", casefold=True) == "b"  # the last one wins
+    assert header_value(headers, "X-Tag", casefold=False) == "a"
+    assert header_value(headers, "x-tags", casefold=True) is None and header_value(None, "x", casefold=True) is None
 
 
 def test_header_bytes_that_are_not_utf8_are_read_as_latin1() -> None:
