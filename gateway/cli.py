@@ -27,7 +27,8 @@ def _load(paths: Sequence[str], settings_file: str | None = None) -> tuple[Snaps
     from gateway.loader.fetch import RemoteFetcher, fetcher_for
     from gateway.loader.sources import RegistrySources
     from gateway.schemaregistry import SchemaRegistrySettings, load_schema_registries
-    from gateway.settings import SETTINGS_FILES, load_remote_policy, load_sources
+    from gateway.limits import DEFAULT_LIMITS
+    from gateway.settings import SETTINGS_FILES, load_limits, load_remote_policy, load_sources
 
     if settings_file is None:
         beside = (Path(p) / name for p in paths if Path(p).is_dir() for name in SETTINGS_FILES)
@@ -36,18 +37,20 @@ def _load(paths: Sequence[str], settings_file: str | None = None) -> tuple[Snaps
     problems: list[Diagnostic] = []
     registries: dict[str, SchemaRegistrySettings] = {}
     sources = RegistrySources()
+    limits = DEFAULT_LIMITS
     if settings_file is not None:
         policy, problems = load_remote_policy(settings_file)
         fetcher = fetcher_for(policy)
         registries, registry_problems = load_schema_registries(settings_file)
         listed, source_problems = load_sources(settings_file)
+        limits, limit_problems = load_limits(settings_file)
         sources.configure(listed)
-        problems = [*problems, *registry_problems, *source_problems, *sources.start(fetcher)]
+        problems = [*problems, *registry_problems, *source_problems, *limit_problems, *sources.start(fetcher)]
     snapshot = load_snapshot(list(paths), fetcher=fetcher, schemaregistries=registries,
                              documents=sources.documents())
     if problems:
         snapshot = replace(snapshot, diagnostics=(*problems, *snapshot.diagnostics))
-    return snapshot, compile_registry(snapshot.registry, snapshot.digest)
+    return snapshot, compile_registry(snapshot.registry, snapshot.digest, limits)
 
 
 def _report_diagnostics(snapshot: Snapshot, ruleset: Ruleset, stream: TextIO) -> int:

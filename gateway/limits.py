@@ -15,7 +15,8 @@ CONFORMANCE.md sets no limits; the defaults follow the brokers and servers xgate
   JSON mapping, xmlschema, fastavro's C reader, which crashes the process on deep data) inside their stacks.
   orjson alone would allow 1024.
 
-Body and header limits are a `Limits` value held by the Ruleset (`compile_registry(..., limits=...)`).
+Body, header and batch limits are a `Limits` value held by the Ruleset (`compile_registry(..., limits=...)`),
+set by `runtime.limits` in gateway.yaml (gateway/settings.py).
 """
 
 from __future__ import annotations

@@ -28,6 +28,11 @@ runtime:
   summary_interval: 0             # seconds between live summary lines on stderr (0: off)
   metrics_address: 127.0.0.1:9464 # /metrics /healthz /readyz ("" turns the server off)
   reload_debounce: 1.0            # seconds of quiet after a file change before reloading
+  limits:                         # past one, a message gets a `limit` verdict (gateway/limits.py); these are the defaults
+    max_body_bytes: 1048576
+    max_headers: 100
+    max_header_bytes: 8192
+    max_batch_events: 1000
 metrics:                          # who may read /metrics /healthz /readyz (default: anyone on 127.0.0.1)
   tls: {cert: /etc/xgate/metrics.pem, key: /etc/xgate/metrics.key, ca: /etc/xgate/scrapers-ca.pem}
   username: prometheus            # basic auth: username and password (or their _file) together
@@ -57,12 +62,13 @@ import contextlib
 import os
 import re
 import ssl
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from gateway.errors import Diagnostic, Severity
+from gateway.limits import DEFAULT_LIMITS, Limits
 from gateway.loader.decode import decode_file
 from gateway.loader.fetch import RemoteFetcher, RemotePolicy, parse_allow
 from gateway.loader.sources import DEFAULT_INTERVAL, MIN_INTERVAL, RegistrySource
@@ -107,6 +113,7 @@ class RuntimeSettings:
     summary_interval: float = 0.0
     metrics_address: str = "127.0.0.1:9464"
     reload_debounce: float = 1.0
+    limits: Limits = DEFAULT_LIMITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +211,56 @@ def _tls(raw: Any, where: str, problems: list[str]) -> dict[str, Any] | None:
         problems.append(f"{where}/tls/verify: expected true or false, found {verify!r}")
         verify = True
     return {**raw, "verify": verify}
+
+
+def _number(raw: dict[str, Any], key: str, default: float, where: str, problems: list[str], *,
+            integer: bool = False, least: float = 0) -> Any:
+    """`raw[key]` when it is a number (an integer where `integer`) of at least `least`; else the default, said.
+    Text that reads as one counts (`${INFLIGHT}` expands to text)."""
+    value = raw.get(key, default)
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = int(value) if integer else float(value)
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) or value < least:
+        kind = "an integer" if integer else "a number"
+        problems.append(f"{where}/{key}: expected {kind} of at least {least:g}, found {value!r}")
+        return default
+    return value
+
+
+def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
+    where, defaults = "/runtime", RuntimeSettings()
+    if raw is None:
+        return defaults
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping (inflight, drain_timeout, summary_interval, metrics_address, "
+                        "reload_debounce, limits)")
+        return defaults
+    known = {"inflight", "drain_timeout", "summary_interval", "metrics_address", "reload_debounce", "limits"}
+    problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - known, key=str))
+    address = raw.get("metrics_address", defaults.metrics_address)
+    if not isinstance(address, str):
+        problems.append(f"{where}/metrics_address: expected host:port (or \"\" for no server), found {address!r}")
+        address = defaults.metrics_address
+    return RuntimeSettings(
+        _number(raw, "inflight", defaults.inflight, where, problems, integer=True, least=1),
+        float(_number(raw, "drain_timeout", defaults.drain_timeout, where, problems)),
+        float(_number(raw, "summary_interval", defaults.summary_interval, where, problems)),
+        address,
+        float(_number(raw, "reload_debounce", defaults.reload_debounce, where, problems)),
+        _limits(raw.get("limits"), f"{where}/limits", problems))
+
+
+def _limits(raw: Any, where: str, problems: list[str]) -> Limits:
+    if raw is None:
+        return DEFAULT_LIMITS
+    names = [f.name for f in fields(Limits)]
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping ({', '.join(names)})")
+        return DEFAULT_LIMITS
+    problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - set(names), key=str))
+    return Limits(**{name: _number(raw, name, getattr(DEFAULT_LIMITS, name), where, problems, integer=True, least=1)
+                     for name in names})
 
 
 def _metrics(raw: Any, problems: list[str]) -> MetricsSettings:
@@ -342,6 +399,17 @@ def _sources(raw: Any, remote: RemotePolicy, problems: list[str]) -> tuple[Regis
     return tuple(out)
 
 
+def load_limits(path: str | Path) -> tuple[Limits, list[Diagnostic]]:
+    """Only `runtime.limits` of a gateway.yaml, for the offline commands: they judge as `run` does."""
+    raw, problem = decode_file(Path(path))
+    if problem is not None or not isinstance(raw, dict) or not isinstance(raw.get("runtime"), dict):
+        return DEFAULT_LIMITS, []  # load_remote_policy reports an unreadable file; `run` a bad runtime section
+    problems: list[str] = []
+    limits = _limits(_expand(raw["runtime"].get("limits"), "/runtime/limits", problems), "/runtime/limits", problems)
+    return limits, [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
+                               code="settings") for text in problems]
+
+
 def load_sources(path: str | Path) -> tuple[tuple[RegistrySource, ...], list[Diagnostic]]:
     """Only the `sources` section of a gateway.yaml (checked against `remote`), for the offline commands."""
     raw, problem = decode_file(Path(path))
@@ -387,11 +455,7 @@ def load_settings(config_dir: str | Path) -> tuple[Settings, list[Diagnostic]]:
     raw = _expand(raw, "", problems)
     routes = [r for i, item in enumerate(raw.get("routes") or []) if (r := _route(item, f"/routes/{i}", problems))]
     endpoints = {str(k): _endpoint(v, f"/endpoints/{k}", problems) for k, v in (raw.get("endpoints") or {}).items()}
-    runtime_raw = raw.get("runtime") or {}
-    runtime = RuntimeSettings(int(runtime_raw.get("inflight", 1000)), float(runtime_raw.get("drain_timeout", 30)),
-                              float(runtime_raw.get("summary_interval", 0)),
-                              str(runtime_raw.get("metrics_address", "127.0.0.1:9464")),
-                              float(runtime_raw.get("reload_debounce", 1.0)))
+    runtime = _runtime(raw.get("runtime"), problems)
     metrics = _metrics(raw.get("metrics"), problems)
     remote = _remote(raw.get("remote"), problems)
     schemaregistries = parse_schemaregistries(raw.get("schemaregistries"), problems, _secret)

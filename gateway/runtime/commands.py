@@ -45,7 +45,7 @@ def _startup(config_dir: str, sources: RegistrySources | None = None,
     problems = problems + sources.start(fetcher)
     snapshot = load_snapshot([config_dir], fetcher=fetcher, schemaregistries=settings.schemaregistries,
                              documents=sources.documents())
-    ruleset = compile_registry(snapshot.registry, snapshot.digest)
+    ruleset = compile_registry(snapshot.registry, snapshot.digest, settings.runtime.limits)
     diagnostics = list(snapshot.diagnostics) + list(ruleset.diagnostics) + credential_warnings(snapshot.registry) \
         + problems
     return snapshot, ruleset, settings, diagnostics

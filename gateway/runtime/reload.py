@@ -84,6 +84,7 @@ class Reloader:
         # kept across reloads for its cache; follows the `remote` section of the settings in force
         self.fetcher: RemoteFetcher | None = fetcher_for(settings.remote)
         self.schemaregistries = settings.schemaregistries  # likewise: the registries of the settings in force
+        self.limits = settings.runtime.limits  # and the message limits
         # what the sources answered last (startup's fetch when given); follows the `sources` in force
         self.sources = sources if sources is not None else RegistrySources()
         self.sources.configure(settings.sources)
@@ -97,7 +98,7 @@ class Reloader:
         for _ in range(MAX_PASSES):
             snapshot = load_snapshot([self.config_dir], overrides, fetcher=self.fetcher,
                                      schemaregistries=self.schemaregistries, documents=documents)
-            ruleset = compile_registry(snapshot.registry, snapshot.digest)
+            ruleset = compile_registry(snapshot.registry, snapshot.digest, self.limits)
             errors = [d for d in (*snapshot.diagnostics, *ruleset.diagnostics) if d.severity is Severity.ERROR]
             newly = {d.file for d in errors if d.file not in overrides}
             if not newly:
@@ -120,6 +121,7 @@ class Reloader:
             settings, settings_digest = self.settings, self.settings_digest  # keep the last good settings
         self.fetcher = fetcher_for(settings.remote, self.fetcher)  # before loading: it decides what is fetched
         self.schemaregistries = settings.schemaregistries
+        self.limits = settings.runtime.limits
         self.sources.configure(settings.sources)
         for warning in await asyncio.to_thread(self.sources.start, self.fetcher):  # sources listed just now
             log.warning("reload: %s", warning)

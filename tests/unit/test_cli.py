@@ -130,3 +130,27 @@ def test_explain_lists_each_candidate_with_its_violations(tmp_path: Path) -> Non
     assert "x com.example.telemetry/com.example.telemetry.reading" in result.stdout
     assert "[placeholder]" in result.stdout
     assert "not tried" in result.stdout and "com.example.telemetry.alarm" in result.stdout
+
+
+def test_check_applies_the_message_limits_of_gateway_yaml(tmp_path: Path) -> None:
+    import shutil
+
+    import yaml
+
+    from gateway.recorded import envelope_from_record
+
+    config = tmp_path / "demo"
+    shutil.copytree(DEMO, config)
+    settings = yaml.safe_load((config / "gateway.yaml").read_text())
+    settings["runtime"]["limits"] = {"max_body_bytes": 120}
+    (config / "gateway.yaml").write_text(yaml.safe_dump(settings))
+    records = generate(60, seed=8, defect_rate=0.0)
+
+    def rules(directory: Path) -> list[list[str]]:
+        result = xgate("check", "--registry", str(directory), "-", stdin=lines(records))
+        return [[v["rule"] for v in json.loads(line)["violations"]] for line in result.stdout.splitlines()]
+    assert rules(DEMO) == [[]] * 60
+    # bodies over 120 bytes are judged no further, the rest as before
+    expected = [["limit"] if len(envelope_from_record(r).body) > 120 else [] for r in records]
+    assert ["limit"] in expected and [] in expected
+    assert rules(config) == expected

@@ -72,3 +72,15 @@ def test_a_new_broken_document_is_left_out(tmp_path: Path) -> None:
         (p / "c.json").write_text('{"endpoints": {"x": {"protocol": "KAFKA",}}}')
     outcomes, engine = _run(tmp_path, [add_broken])
     assert outcomes == ["failed"] and "x" not in engine.ref.ruleset.endpoints and _types(engine) == {"t1"}
+
+
+def test_changed_limits_in_gateway_yaml_recompile_and_a_bad_value_keeps_the_last_good(tmp_path: Path) -> None:
+    def limit(p: Path) -> None:
+        (p / "gateway.yaml").write_text("runtime:\n  limits:\n    max_body_bytes: 512\n")
+
+    def bad(p: Path) -> None:
+        (p / "gateway.yaml").write_text("runtime:\n  limits:\n    max_body_bytes: -5\n")
+
+    outcomes, engine = _run(tmp_path, [limit, bad])
+    assert outcomes == ["applied", "failed"]
+    assert engine.ref.ruleset.limits.max_body_bytes == 512
