@@ -22,6 +22,7 @@ from gateway.metrics.server import MetricsServer
 from gateway.recorded import RecordError, envelope_from_record, record_from_envelope
 from gateway.registry_api import RegistryView
 from gateway.runtime.credentials import credential_warnings
+from gateway.runtime import heap
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
@@ -111,6 +112,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                          ", basic auth required" if settings.metrics.username else "")
             watcher = loop.create_task(reloader.watch(stop_watching)) if not args.no_watch else None
             follower = loop.create_task(reloader.follow(stop_watching))  # idles while no source is listed
+            heap.settle()  # what startup built lives as long as the process (or until a reload)
             try:
                 await engine.run()
             finally:

@@ -31,6 +31,7 @@ from gateway.loader.discover import is_document
 from gateway.loader.fetch import RemoteFetcher, fetcher_for
 from gateway.loader.sources import Outcome, Poll, RegistrySource, RegistrySources
 from gateway.metrics import names
+from gateway.runtime import heap
 from gateway.runtime.engine import Engine
 from gateway.runtime.routes import resolve_routes
 from gateway.settings import SETTINGS_FILES, Settings, load_settings
@@ -142,6 +143,7 @@ class Reloader:
         for file, data in snapshot.contents.items():
             if file not in broken:
                 self.last_good[file] = data
+        heap.resettle()  # the replaced ruleset goes; the new one joins what full collections skip
         problems = errors + settings_problems + route_problems
         outcome = "failed" if problems else "applied"
         metrics[names.RELOADS].labels(outcome).inc()

@@ -84,3 +84,17 @@ def test_changed_limits_in_gateway_yaml_recompile_and_a_bad_value_keeps_the_last
     outcomes, engine = _run(tmp_path, [limit, bad])
     assert outcomes == ["applied", "failed"]
     assert engine.ref.ruleset.limits.max_body_bytes == 512
+
+
+def test_an_applied_reload_leaves_the_current_ruleset_frozen_out_of_full_collections(tmp_path: Path) -> None:
+    import gc
+
+    def edit(p: Path) -> None:
+        (p / "a.json").write_text(json.dumps(_document("t2")))
+    gc.unfreeze()  # whatever an earlier test froze
+    try:
+        outcomes, engine = _run(tmp_path, [edit])
+        assert outcomes == ["applied"]
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()  # the rest of the test session collects as usual
