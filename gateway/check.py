@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from gateway import jsontext
 from gateway.compiler import Ruleset
 from gateway.limits import MAX_NESTING
 from gateway.recorded import RecordError, envelope_from_record
@@ -37,11 +37,11 @@ def judge_record(ruleset: Ruleset, record: object, endpoint: str | None = None) 
 def judge_line(ruleset: Ruleset, line: str, endpoint: str | None = None) -> Verdict:
     """The verdict of one line; a line that is not a recorded message is a `decode` verdict."""
     try:
-        record = json.loads(line)
+        record = jsontext.loads(line)  # as bodies are read: orjson first, strict JSON, at most 128 levels deep
+    except jsontext.TooDeep:
+        return unreadable(f"line nests deeper than {MAX_NESTING} levels", line.strip())
     except ValueError as exc:
         return unreadable(f"line is not valid JSON: {exc}", line.strip())
-    except RecursionError:  # Python's json recurses once per level: thousands of `[` exhaust the stack
-        return unreadable(f"line nests deeper than {MAX_NESTING} levels", line.strip())
     return judge_record(ruleset, record, endpoint)
 
 

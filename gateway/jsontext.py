@@ -26,7 +26,7 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON (RFC 8259 has no NaN or Infinity)")
 
 
-def loads(raw: bytes) -> Any:
+def loads(raw: bytes | str) -> Any:
     """The value of JSON text; ValueError when it is not JSON (UnicodeDecodeError included), TooDeep when it
     nests too deep."""
     try:

@@ -118,10 +118,13 @@ def nesting_exceeds(value: Any, limit: int = MAX_NESTING) -> bool:
     return False
 
 
-def json_too_deep(raw: bytes, value: Any, limit: int = MAX_NESTING) -> bool:
+def json_too_deep(raw: bytes | str, value: Any, limit: int = MAX_NESTING) -> bool:
     """Whether a value parsed from JSON text `raw` nests more than `limit` levels. Text with no more brackets
     than the limit cannot (two C-level counts): that spares the walk over nearly every real message."""
-    return len(raw) > limit and raw.count(b"[") + raw.count(b"{") > limit and nesting_exceeds(value, limit)
+    if len(raw) <= limit:
+        return False
+    opens = raw.count("[") + raw.count("{") if isinstance(raw, str) else raw.count(b"[") + raw.count(b"{")
+    return opens > limit and nesting_exceeds(value, limit)
 
 
 def nesting_violation(path: str, what: str, limit: int = MAX_NESTING) -> Violation:

@@ -144,6 +144,22 @@ def test_judge_lines_keeps_order_and_skips_blank_lines(loaded) -> None:  # type:
                         bad("g", "m", ("envelopemetadata.id", "required"))]
 
 
+def test_lines_are_strict_json_read_like_bodies(loaded) -> None:  # type: ignore[no-untyped-def]
+    from gateway.check import judge_line
+
+    record = kafka_ce("t")
+    assert shape(judge_line(loaded.ruleset, json.dumps(record), "ep")) == ok("g", "m")
+    # an integer past 64 bits (orjson refuses it; json reads it) still reads
+    assert shape(judge_line(loaded.ruleset, json.dumps({**record, "timestamp": 2**70}), "ep")) == ok("g", "m")
+    # NaN is not JSON (RFC 8259), and nesting past the limit is refused before anything walks it
+    nan = json.dumps({**record, "timestamp": float("nan")})
+    assert shape(judge_line(loaded.ruleset, nan, "ep")) == bad(None, None, ("record", "decode"))
+    deep = json.dumps({**record, "extra": [[[]]]}).replace("[[[]]]", "[" * 200 + "]" * 200)
+    verdict = judge_line(loaded.ruleset, deep, "ep")
+    assert shape(verdict) == bad(None, None, ("record", "decode"))
+    assert "nests deeper than 128 levels" in verdict.violations[0].message
+
+
 def test_verdict_line_shape(loaded) -> None:  # type: ignore[no-untyped-def]
     verdict = judge_record(loaded.ruleset, kafka_ce("t", omit=["ce_source"]))
     line = verdict.as_dict()
