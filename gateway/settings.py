@@ -59,6 +59,7 @@ sources:                          # xRegistry servers followed beside the local 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import ssl
@@ -221,8 +222,9 @@ def _number(raw: dict[str, Any], key: str, default: float, where: str, problems:
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
             value = int(value) if integer else float(value)
-    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) or value < least:
-        kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) or \
+            not math.isfinite(value) or value < least:
+        kind = "an integer" if integer else "a finite number"
         problems.append(f"{where}/{key}: expected {kind} of at least {least:g}, found {value!r}")
         return default
     return value

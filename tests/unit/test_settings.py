@@ -114,12 +114,13 @@ def test_runtime_values_are_checked_and_name_the_setting(tmp_path: Path, monkeyp
     assert (runtime.limits.max_body_bytes, runtime.limits.max_batch_events, runtime.limits.max_headers) == (4096, 10, 100)
 
     settings, problems = load(tmp_path, {"runtime": {
-        "inflight": "lots", "drain_timeout": -1, "metrics_address": 9464, "workers": 2,
+        "inflight": "lots", "drain_timeout": -1, "summary_interval": float("nan"), "metrics_address": 9464,
+        "workers": 2,
         "limits": {"max_headers": 0, "max_header_bytes": True, "max_bodybytes": 5}}})
     assert settings.runtime == type(settings.runtime)()  # every bad value falls back to its default
     pointers = sorted(p.split("#", 1)[1].split(":", 1)[0] for p in problems)
     assert pointers == ["/runtime/drain_timeout", "/runtime/inflight", "/runtime/limits/max_bodybytes",
                         "/runtime/limits/max_header_bytes", "/runtime/limits/max_headers",
-                        "/runtime/metrics_address", "/runtime/workers"]
+                        "/runtime/metrics_address", "/runtime/summary_interval", "/runtime/workers"]
     assert all(p.startswith(str(tmp_path / "gateway.yaml")) for p in problems)
     assert any("expected an integer of at least 1, found 'lots'" in p for p in problems)
