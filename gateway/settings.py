@@ -214,18 +214,25 @@ def _tls(raw: Any, where: str, problems: list[str]) -> dict[str, Any] | None:
     return {**raw, "verify": verify}
 
 
+def settings_diagnostics(path: str | Path, problems: list[str]) -> list[Diagnostic]:
+    """Errors of gateway.yaml from "pointer: reason" texts, as every section's reader collects them."""
+    return [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
+                       code="settings") for text in problems]
+
+
 def _number(raw: dict[str, Any], key: str, default: float, where: str, problems: list[str], *,
             integer: bool = False, least: float = 0) -> Any:
-    """`raw[key]` when it is a number (an integer where `integer`) of at least `least`; else the default, said.
-    Text that reads as one counts (`${INFLIGHT}` expands to text)."""
+    """`raw[key]` when it is a finite number (an integer where `integer`) of at least `least`; else the default,
+    said. Plain decimal text counts as well: `${XGATE_INFLIGHT:-1000}` expands to text."""
     value = raw.get(key, default)
     if isinstance(value, str):
-        with contextlib.suppress(ValueError):
+        value = value.strip()
+        if (value.isdigit() if integer else value.replace(".", "", 1).isdigit()):
             value = int(value) if integer else float(value)
     if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) or \
             not math.isfinite(value) or value < least:
-        kind = "an integer" if integer else "a finite number"
-        problems.append(f"{where}/{key}: expected {kind} of at least {least:g}, found {value!r}")
+        problems.append(f"{where}/{key}: expected {'an integer' if integer else 'a number'} of at least {least:g}, "
+                        f"found {value!r}")
         return default
     return value
 
@@ -328,18 +335,9 @@ def _remote(raw: Any, problems: list[str]) -> RemotePolicy:
         allow = []
     found.extend(f"{where}/allow: {problem}" for problem in parse_allow(tuple(allow))[1])
 
-    def number(key: str, default: float, *, minimum: float) -> float:
-        value = raw.get(key, default)
-        if isinstance(value, str):
-            value = value.strip()  # written as ${XGATE_REMOTE_TIMEOUT:-5}
-            value = float(value) if value.replace(".", "", 1).isdigit() else value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-            found.append(f"{where}/{key}: expected a number of at least {minimum:g}, found {value!r}")
-            return default
-        return float(value)
-    timeout = number("timeout", defaults.timeout, minimum=0.001)
-    max_bytes = number("max_bytes", defaults.max_bytes, minimum=1)
-    cache_ttl = number("cache_ttl", defaults.cache_ttl, minimum=0)
+    timeout = float(_number(raw, "timeout", defaults.timeout, where, found, least=0.001))
+    max_bytes = float(_number(raw, "max_bytes", defaults.max_bytes, where, found, least=1))
+    cache_ttl = float(_number(raw, "cache_ttl", defaults.cache_ttl, where, found, least=0))
     problems.extend(found)
     return defaults if found else RemotePolicy(tuple(allow), timeout, int(max_bytes), cache_ttl)
 
@@ -352,8 +350,7 @@ def load_remote_policy(path: str | Path) -> tuple[RemotePolicy, list[Diagnostic]
     problems: list[str] = []
     section = _expand(raw.get("remote"), "/remote", problems) if isinstance(raw, dict) else None
     policy = _remote(section, problems)
-    return policy, [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
-                               code="settings") for text in problems]
+    return policy, settings_diagnostics(path, problems)
 
 
 def _source(raw: Any, where: str, fetcher: RemoteFetcher, problems: list[str]) -> RegistrySource | None:
@@ -408,8 +405,7 @@ def load_limits(path: str | Path) -> tuple[Limits, list[Diagnostic]]:
         return DEFAULT_LIMITS, []  # load_remote_policy reports an unreadable file; `run` a bad runtime section
     problems: list[str] = []
     limits = _limits(_expand(raw["runtime"].get("limits"), "/runtime/limits", problems), "/runtime/limits", problems)
-    return limits, [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
-                               code="settings") for text in problems]
+    return limits, settings_diagnostics(path, problems)
 
 
 def load_sources(path: str | Path) -> tuple[tuple[RegistrySource, ...], list[Diagnostic]]:
@@ -420,8 +416,7 @@ def load_sources(path: str | Path) -> tuple[tuple[RegistrySource, ...], list[Dia
     problems: list[str] = []
     remote = _remote(_expand(raw.get("remote"), "/remote", []), [])  # its problems: load_remote_policy's
     sources = _sources(_expand(raw.get("sources"), "/sources", problems), remote, problems)
-    return sources, [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
-                                code="settings") for text in problems]
+    return sources, settings_diagnostics(path, problems)
 
 
 def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
@@ -464,7 +459,6 @@ def load_settings(config_dir: str | Path) -> tuple[Settings, list[Diagnostic]]:
     sources = _sources(raw.get("sources"), remote, problems)
     unknown = set(raw) - {"routes", "endpoints", "runtime", "metrics", "remote", "schemaregistries", "sources"}
     problems.extend(f"/{key}: unknown setting" for key in sorted(unknown))
-    diagnostics = [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
-                              code="settings") for text in problems]
+    diagnostics = settings_diagnostics(path, problems)
     return Settings(tuple(routes), endpoints, runtime, str(path), metrics, remote,
                     schemaregistries=schemaregistries, sources=sources), diagnostics

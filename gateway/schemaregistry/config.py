@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from gateway.errors import Diagnostic, Severity
+from gateway.errors import Diagnostic
 
 # a registry name is the host part of `confluent://<name>/...`
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -134,7 +134,7 @@ def load_schema_registries(path: str | Path) -> tuple[dict[str, SchemaRegistrySe
     """Only the `schemaregistries` section of a gateway.yaml, for the offline commands (`check`, `lint`,
     `explain`), as `load_remote_policy` reads only `remote`."""
     from gateway.loader.decode import decode_file
-    from gateway.settings import _expand, _secret  # gateway.settings imports this module
+    from gateway.settings import _expand, _secret, settings_diagnostics  # gateway.settings imports this module
 
     raw, problem = decode_file(Path(path))
     if problem is not None:
@@ -142,5 +142,4 @@ def load_schema_registries(path: str | Path) -> tuple[dict[str, SchemaRegistrySe
     problems: list[str] = []
     section = _expand(raw.get("schemaregistries"), "/schemaregistries", problems) if isinstance(raw, dict) else None
     registries = parse_schemaregistries(section, problems, _secret)
-    return registries, [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
-                                   code="settings") for text in problems]
+    return registries, settings_diagnostics(path, problems)
