@@ -37,8 +37,8 @@ produced one `send` at a time on a fixed schedule (linger 5 ms, as xgate's sink)
 is kept here by its number, and its latency is the time its output was fetched here minus that send time
 (one process, perf_counter). The candidate must first have forwarded a probe record (its startup and group
 join are over), then one warm-up second runs unmeasured. p50/p99 per candidate (median over rounds), p50
-per second of the window (growing: more traffic than the system takes), and what xgate adds over raw
-(target p99 added <= 5 ms). Both include the broker twice (into the input topic, out of the output topic).
+per second of the window (growing: more traffic than the system takes), the CPU the candidate and the whole
+machine spent over the window, and what xgate adds over raw (target p99 added <= 5 ms). Both include the broker twice (into the input topic, out of the output topic).
 
 Read the latency figures with Tansu's fetch in mind: a fetch that finds nothing new is held for the whole
 fetch_max_wait_ms (aiokafka's 500 ms, which xgate's source keeps and so does raw) even when records arrive
@@ -564,14 +564,20 @@ async def latency_run(name: str, broker: Broker, wires: list[Wire], rate: float,
         # record i is due at start + i / rate; a late one goes out at once (catching up, not skipping)
         start = time.perf_counter()
         window: list[int] = []
+        # CPU over the measured window: the candidate's, and the whole machine's (this process, the broker and
+        # the other candidate's leftovers included), to tell a slow candidate from a saturated machine
+        cpu_before = (time.perf_counter(), process.cpu_seconds(), *machine_cpu())
         for index in range(warmup + measured):
             delay = start + index / rate - time.perf_counter()
             if delay > 0.001:
                 await asyncio.sleep(delay)
+            if index == warmup:
+                cpu_before = (time.perf_counter(), process.cpu_seconds(), *machine_cpu())
             seq = await send()
             if index >= warmup:
                 window.append(seq)
         paced_s = time.perf_counter() - start
+        cpu_after = (time.perf_counter(), process.cpu_seconds(), *machine_cpu())
         await asyncio.gather(*delivered)
         arrivals.expected = probes + warmup + measured
         await counting
@@ -583,8 +589,11 @@ async def latency_run(name: str, broker: Broker, wires: list[Wire], rate: float,
         await sender.stop()
         await consumer.stop()
     timed = [(arrivals.arrived_ns[seq] - sent_ns[seq]) / 1e6 for seq in window if seq in arrivals.arrived_ns]
+    wall, cpu, busy, total = (b - a for a, b in zip(cpu_before, cpu_after, strict=True))
     result: dict[str, Any] = {"accounting": arrivals.accounting(), "measured": len(window),
-                              "achieved_rate": (warmup + measured) / paced_s}
+                              "achieved_rate": (warmup + measured) / paced_s,
+                              "cpu_cores": cpu / wall if wall > 0 else None,
+                              "machine_busy_pct": 100 * busy / total if total else None}
     if timed:
         ordered = sorted(timed)
         result.update(p50_ms=percentile(ordered, 50), p99_ms=percentile(ordered, 99), max_ms=ordered[-1])
@@ -651,7 +660,8 @@ def summarize(rate_runs: dict[str, list[dict[str, Any]]], latency_runs: dict[str
     rates = {name: [r["messages_per_s"] for r in runs if "messages_per_s" in r] for name, runs in rate_runs.items()}
     rate = {name: statistics.median(values) if values else None for name, values in rates.items()}
     ratio = rate["xgate"] / rate["raw"] if rate["xgate"] and rate["raw"] else None
-    latency = {name: {key: median_of(runs, key) for key in ("p50_ms", "p99_ms", "max_ms", "achieved_rate")}
+    latency = {name: {key: median_of(runs, key) for key in ("p50_ms", "p99_ms", "max_ms", "achieved_rate",
+                                                             "cpu_cores", "machine_busy_pct")}
                for name, runs in latency_runs.items()}
     added = {pct: latency["xgate"][f"{pct}_ms"] - latency["raw"][f"{pct}_ms"]  # type: ignore[operator]
              for pct in ("p50", "p99")
@@ -712,6 +722,12 @@ def render(result: dict[str, Any]) -> str:
         if added["p50"] < 0:
             lines.append("  (raw slower than xgate: Tansu holds a fetch that found nothing for the whole 500 ms "
                          "fetch_max_wait_ms, and the idler consumer meets that more often; see the docstring)")
+    window = [f"{name} {num(result['latency_ms'][name].get('cpu_cores'), '.2f')} cores with the machine "
+              f"{num(result['latency_ms'][name].get('machine_busy_pct'), '.0f')}% busy, p99 by round "
+              + "/".join(num(run.get("p99_ms"), ".0f") for run in result["runs"]["latency"][name]) + " ms"
+              for name in CANDIDATES if result["latency_ms"].get(name)]
+    if window:
+        lines.append("latency window: " + "; ".join(window))
     startup = result["startup_s"]
     lines.append(f"startup (not in the rate): xgate ready {num(startup['xgate_ready'], '.1f')} s, first output "
                  f"{num(startup['xgate_first_output'], '.1f')} s; raw first output "
