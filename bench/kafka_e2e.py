@@ -38,7 +38,8 @@ is kept here by its number, and its latency is the time its output was fetched h
 (one process, perf_counter). The candidate must first have forwarded a probe record (its startup and group
 join are over), then one warm-up second runs unmeasured. p50/p99 per candidate (median over rounds), p50
 per second of the window (growing: more traffic than the system takes), the CPU the candidate and the whole
-machine spent over the window, and what xgate adds over raw (target p99 added <= 5 ms). Both include the broker twice (into the input topic, out of the output topic).
+machine spent over the window, and what xgate adds over raw (target p99 added <= 5 ms). Both include the
+broker twice (into the input topic, out of the output topic).
 
 Read the latency figures with Tansu's fetch in mind: a fetch that finds nothing new is held for the whole
 fetch_max_wait_ms (aiokafka's 500 ms, which xgate's source keeps and so does raw) even when records arrive
@@ -566,7 +567,7 @@ async def latency_run(name: str, broker: Broker, wires: list[Wire], rate: float,
         window: list[int] = []
         # CPU over the measured window: the candidate's, and the whole machine's (this process, the broker and
         # the other candidate's leftovers included), to tell a slow candidate from a saturated machine
-        cpu_before = (time.perf_counter(), process.cpu_seconds(), *machine_cpu())
+        cpu_before = (time.perf_counter(), process.cpu_seconds(), *machine_cpu())  # taken again after warm-up
         for index in range(warmup + measured):
             delay = start + index / rate - time.perf_counter()
             if delay > 0.001:
