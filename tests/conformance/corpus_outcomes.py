@@ -23,13 +23,14 @@ from gateway.compiler import compile_registry
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import load_snapshot
 from gateway.loader.discover import discover
+from tests.conftest import SHARED_CONFORMANCE
 
 EXPECTATIONS = Path(__file__).resolve().with_name("corpus_expectations.json")
 
 
 def shared_conformance() -> Path:
-    """../shared/conformance beside the checkout (CI clones the repository with shared/ next to it)."""
-    return Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+    """The conformance material (tests/conftest.py: $XGATE_CONFORMANCE or ../shared/conformance)."""
+    return SHARED_CONFORMANCE
 
 
 def xregistry_corpus() -> Path:

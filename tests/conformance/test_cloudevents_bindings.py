@@ -46,14 +46,14 @@ from tests.conformance.cloudevents_wire import (
     percent_encode,
     table_map,
 )
-from tests.conftest import SHARED_CONFORMANCE, conformance_dir
+from tests.conftest import ABSENT_HINT, SHARED_CONFORMANCE, conformance_dir
 
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = REPO / "tests" / "documents" / "cloudevents"
 BINDINGS_DOC = DOCUMENTS / "bindings.xreg.json"
 FIXTURES_DOC = DOCUMENTS / "sdk-java-fixtures.xreg.json"
 CE_MATERIAL = SHARED_CONFORMANCE / "cloudevents"
-ABSENT = f"cloudevents conformance material not found at {CE_MATERIAL} (clone the project with shared/ beside it)"
+ABSENT = f"cloudevents conformance material not found at {CE_MATERIAL} ({ABSENT_HINT})"
 
 APP_DATA = {"message": "Hello World!"}  # stands for the specs' "... application data ..."
 APP_BODY = json.dumps(APP_DATA, indent=4)

@@ -34,10 +34,11 @@ from tests.conformance.corpus_outcomes import (
     relative,
     xregistry_corpus,
 )
+from tests.conftest import ABSENT_HINT
 
 CORPUS = xregistry_corpus()
 if not CORPUS.is_dir():
-    pytest.skip(f"xRegistry conformance corpus not found at {CORPUS} (clone the project with shared/ beside it)",
+    pytest.skip(f"xRegistry conformance corpus not found at {CORPUS} ({ABSENT_HINT})",
                 allow_module_level=True)
 
 REPO = Path(__file__).resolve().parents[2]

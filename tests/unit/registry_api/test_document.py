@@ -21,6 +21,7 @@ from gateway.cli import main
 from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
 from gateway.registry_api import registry_document
+from tests.conftest import ABSENT_HINT
 from tests.unit.builders import ce_message, kafka_ce, write_doc
 from tests.unit.loader.test_remote_fetch import GOOD, SCHEMA, WRONG, Server, _allow_local, server  # noqa: F401
 from tests.unit.registry_api.registry import READING, write_registry
@@ -131,7 +132,7 @@ def test_exports_of_the_spec_samples_validate_against_the_document_schemas(sampl
 
 def test_spec_samples_are_there() -> None:
     if not SPEC.is_dir():
-        pytest.skip("conformance material not found (clone the project with shared/ beside it)")
+        pytest.skip(f"conformance material not found ({ABSENT_HINT})")
     assert len(SCENARIOS) >= 9
 
 

@@ -28,11 +28,11 @@ from gateway.registry_api import RegistryView, registry_document
 from gateway.registry_api.routes import answer
 from tests.conformance.cloudevents_wire import PROTOCOL_MODES, encode
 from tests.conformance.corpus_outcomes import corpus_documents, relative
-from tests.conftest import SHARED_CONFORMANCE
+from tests.conftest import ABSENT_HINT, SHARED_CONFORMANCE
 from tests.unit.registry_api.support import BASE
 
 if not SHARED_CONFORMANCE.is_dir():
-    pytest.skip(f"conformance material not found at {SHARED_CONFORMANCE} (clone the project with shared/ beside it)",
+    pytest.skip(f"conformance material not found at {SHARED_CONFORMANCE} ({ABSENT_HINT})",
                 allow_module_level=True)
 
 FORMS = ("declared", "resolved", "api")

@@ -15,11 +15,12 @@ from gateway.loader import load_snapshot
 from gateway.registry_api import RegistryView
 from gateway.registry_api.model import MODEL
 from gateway.registry_api.tree import GROUP_TYPES
+from tests.conftest import ABSENT_HINT
 from tests.unit.registry_api.registry import write_registry
 from tests.unit.registry_api.support import BASE, SPEC, ok
 
 if not SPEC.is_dir():
-    pytest.skip(f"xRegistry spec not found at {SPEC} (clone the project with shared/ beside it)",
+    pytest.skip(f"xRegistry spec not found at {SPEC} ({ABSENT_HINT})",
                 allow_module_level=True)
 
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
