@@ -28,13 +28,8 @@ from tests.conftest import SHARED_CONFORMANCE
 EXPECTATIONS = Path(__file__).resolve().with_name("corpus_expectations.json")
 
 
-def shared_conformance() -> Path:
-    """The conformance material (tests/conftest.py: $XGATE_CONFORMANCE or ../shared/conformance)."""
-    return SHARED_CONFORMANCE
-
-
 def xregistry_corpus() -> Path:
-    return shared_conformance() / "xregistry"
+    return SHARED_CONFORMANCE / "xregistry"
 
 
 def corpus_documents() -> list[Path]:

@@ -24,7 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.conformance.corpus_outcomes import EXPECTATIONS, corpus_documents, current_pins, shared_conformance
+from tests.conformance.corpus_outcomes import EXPECTATIONS, corpus_documents, current_pins
+from tests.conftest import SHARED_CONFORMANCE
 
 # Reviewed disagreements with INVENTORY.md (patterns are fnmatch globs over corpus-relative paths).
 JUDGEMENTS: dict[str, str] = {
@@ -69,7 +70,7 @@ def inventory() -> dict[str, dict[str, Any]]:
     """INVENTORY.md rows: corpus-relative path -> invalid-JSON flag and ref-check text."""
     rows: dict[str, dict[str, Any]] = {}
     prefix = None
-    for line in (shared_conformance() / "INVENTORY.md").read_text("utf-8").splitlines():
+    for line in (SHARED_CONFORMANCE / "INVENTORY.md").read_text("utf-8").splitlines():
         heading = re.match(r"^### .*— `xregistry/(.*)`", line)
         if heading:
             prefix = heading.group(1)
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="write even with unreviewed INVENTORY disagreements")
     args = parser.parse_args(argv)
     if not corpus_documents():
-        print(f"no corpus at {shared_conformance()}", file=sys.stderr)
+        print(f"no corpus at {SHARED_CONFORMANCE}", file=sys.stderr)
         return 2
     data, unreviewed = build(args.force)
     for line in unreviewed:
