@@ -54,7 +54,8 @@ class _Protocol:
 
 _PROTOCOLS: dict[str, _Protocol] = {
     "kafka": _Protocol(
-        "Kafka", "KAFKA", "tcp://127.0.0.1:19092", "bootstrap server", "consumer", "binary or structured mode",
+        "Kafka", "KAFKA", "127.0.0.1:19092", "1.0-rc4 form; the older `uri: host:port` is read too",
+        "consumer", "binary or structured mode",
         "Events consumed from Kafka",
         ("topic: events                    # the topic consumed",
          "consumergroup: xgate             # offsets are committed here only after delivery (at-least-once)"),
@@ -108,9 +109,11 @@ _PROTOCOLS: dict[str, _Protocol] = {
 
 def _endpoint(endpoint_id: str, description: str, usage: str, protocol: str, uri: str,
               options: tuple[str, ...], tail: str = "", uri_note: str = "") -> str:
-    address = f"{uri}   # {uri_note}" if uri_note else uri
+    # KAFKA has no `uri` in 1.0-rc4: its address is a list of bootstrap servers
+    entry = f"bootstrap.servers: [{uri}]" if protocol == "KAFKA" else f"uri: {uri}"
+    address = f"{entry}   # {uri_note}" if uri_note else entry
     lines = [f"  {endpoint_id}:", f"    description: {description}", f"    usage: [{usage}]",
-             f"    protocol: {protocol}", "    protocoloptions:", "      endpoints:", f"        - uri: {address}",
+             f"    protocol: {protocol}", "    protocoloptions:", "      endpoints:", f"        - {address}",
              *(f"      {line}" for line in options)]
     return "\n".join(lines) + "\n" + tail
 

@@ -26,13 +26,13 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
         options = {**config["options"], **options}
     if isinstance(options.get("options"), dict):
         options = {**options.pop("options"), **options}
-    uris = raw.get("endpoints", options.pop("endpoints", config.get("endpoints")))
+    where, uris = _address_list(raw, options, config, origin)
     usage = raw.get("usage", [])
     usage = [usage] if isinstance(usage, str) else list(usage) if isinstance(usage, list) else []
     envelope_options: dict[str, Any] = raw["envelopeoptions"] if isinstance(raw.get("envelopeoptions"), dict) else {}
     attrs: dict[str, Any] = {
         "protocol": protocol, "protocoloptions": normalize_options(options, protocol),
-        "endpoints": [u.get("uri") if isinstance(u, dict) else u for u in uris] if isinstance(uris, list) else [],
+        "endpoints": read_addresses(uris, where, ctx) if where is not None else [],
         "usage": [str(u).lower() for u in usage],
         "envelope": normalize_envelope(raw.get("envelope")),
         "envelopemode": str(envelope_options.get("mode")).lower() if envelope_options.get("mode") else None,
@@ -66,6 +66,64 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
     return endpoint
 
 
+def _address_list(raw: dict[str, Any], options: dict[str, Any], config: dict[str, Any],
+                  origin: Origin) -> tuple[Origin | None, Any]:
+    """Where the endpoint's address list is written (1.0: `protocoloptions.endpoints`; 0.x: `endpoints` or
+    `config.endpoints`), and the list; the key is taken out of the options (it is no protocol option)."""
+    in_options = options.pop("endpoints", None)
+    if "endpoints" in raw:
+        return origin.child("endpoints"), raw["endpoints"]
+    if in_options is not None:
+        return origin.child("protocoloptions", "endpoints"), in_options
+    if "endpoints" in config:
+        return origin.child("config", "endpoints"), config["endpoints"]
+    return None, None
+
+
+def read_addresses(entries: Any, where: Origin, ctx: Ctx) -> list[str]:
+    """Every address of an endpoint, in the order of preference: each entry's `uri` (HTTP, AMQP, MQTT, NATS,
+    and KAFKA's older form), each of an entry's `bootstrap.servers` (KAFKA, 1.0-rc4), or a plain string (0.x).
+
+    An entry that gives no address is an error at its pointer; CONFORMANCE.md section 8."""
+    if not isinstance(entries, list):
+        ctx.error(where, f"expected a list of address entries ({_ENTRY_SHAPES}), found {_kind(entries)}", "address")
+        return []
+    addresses: list[str] = []
+    for index, entry in enumerate(entries):
+        found = _entry_addresses(entry)
+        if not found:
+            ctx.error(where.child(str(index)), f"an address entry needs {_ENTRY_SHAPES}, found {_shown(entry)}",
+                      "address")
+        addresses.extend(found)
+    return addresses
+
+
+_ENTRY_SHAPES = '{"uri": "<URI>"} or, for KAFKA, {"bootstrap.servers": ["host:port", ...]}'
+
+
+def _entry_addresses(entry: Any) -> list[str]:
+    if isinstance(entry, str):
+        return [entry.strip()] if entry.strip() else []
+    if not isinstance(entry, dict):
+        return []
+    servers = entry.get("bootstrap.servers")
+    if isinstance(servers, str):  # a Kafka client's own spelling: comma-separated
+        servers = servers.split(",")
+    if isinstance(servers, list) and servers and all(isinstance(s, str) and s.strip() for s in servers):
+        return [s.strip() for s in servers]
+    uri = entry.get("uri")
+    return [uri.strip()] if isinstance(uri, str) and uri.strip() else []
+
+
+def _kind(value: Any) -> str:
+    return "text" if isinstance(value, str) else type(value).__name__
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _will_message(raw: dict[str, Any], origin: Origin, ctx: Ctx) -> tuple[Ref, Origin] | None:
     """MQTT `willmessage` (endpoint spec: the xid of a message definition), wherever the generation put it.
 
@@ -85,3 +143,12 @@ def _will_message(raw: dict[str, Any], origin: Origin, ctx: Ctx) -> tuple[Ref, O
             return None
         return ref, where
     return None
+
+
+def address_entries(protocol: str | None, addresses: list[str]) -> list[dict[str, Any]]:
+    """The addresses as the 1.0-rc4 `protocoloptions.endpoints` entries: KAFKA's `host:port` servers in one
+    `bootstrap.servers` entry; a Kafka address with a scheme (`SASL_SSL://...`, the older `uri` form, which
+    says the security protocol) and every other protocol's address as a `uri` entry."""
+    servers = [a for a in addresses if protocol == "KAFKA" and "://" not in a]
+    entries: list[dict[str, Any]] = [{"bootstrap.servers": servers}] if servers else []
+    return entries + [{"uri": a} for a in addresses if a not in servers]

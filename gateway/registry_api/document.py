@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gateway.loader.snapshot import Snapshot
+from gateway.loader.endpoints import address_entries
 from gateway.loader.versions import default_version
 from gateway.model import Entity, Ref
 from gateway.model.resolved import EndpointDefinition, MessageDefinition
@@ -191,7 +192,7 @@ class _Writer:
             options["willmessage"] = self.text(attrs["willmessage"][0])
         uris = [u for u in attrs.get("endpoints", []) if isinstance(u, str) and u]
         if uris:
-            options["endpoints"] = [{"uri": u} for u in uris]
+            options["endpoints"] = address_entries(attrs.get("protocol"), uris)
         if options:
             out["protocoloptions"] = options
         out["messagegroups"] = self._group_refs(endpoint)
