@@ -59,7 +59,6 @@ sources:                          # xRegistry servers followed beside the local 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 import ssl
@@ -68,6 +67,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from gateway import config_values
 from gateway.errors import Diagnostic, Severity
 from gateway.limits import DEFAULT_LIMITS, Limits
 from gateway.loader.decode import decode_file
@@ -176,12 +176,24 @@ def _secret(raw: dict[str, Any], name: str, where: str, problems: list[str]) -> 
         return None
 
 
+def _endpoints(raw: Any, problems: list[str]) -> dict[str, EndpointSettings]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        problems.append("/endpoints: expected a mapping of endpoint id -> settings (uris, options, username, ...)")
+        return {}
+    return {str(k): _endpoint(v, f"/endpoints/{k}", problems) for k, v in raw.items()}
+
+
 def _endpoint(raw: Any, where: str, problems: list[str]) -> EndpointSettings:
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping")
         return EndpointSettings()
     uris = raw.get("uris", [])
     uris = [uris] if isinstance(uris, str) else uris
+    if not isinstance(uris, list) or not all(isinstance(u, str) and u.strip() for u in uris):
+        problems.append(f"{where}/uris: expected a list of addresses, found {uris!r}")
+        uris = []
     known = {"uris", "options", "username", "username_file", "password", "password_file", "tls",
              *(f"{name}_file" for name in _EXTRA_SECRETS)}
     options = raw.get("options") or {}
@@ -222,19 +234,15 @@ def settings_diagnostics(path: str | Path, problems: list[str]) -> list[Diagnost
 
 def _number(raw: dict[str, Any], key: str, default: float, where: str, problems: list[str], *,
             integer: bool = False, least: float = 0) -> Any:
-    """`raw[key]` when it is a finite number (an integer where `integer`) of at least `least`; else the default,
-    said. Plain decimal text counts as well: `${XGATE_INFLIGHT:-1000}` expands to text."""
+    """`raw[key]` read by the one value reader (`gateway.config_values`, as adapter options are): a finite number
+    (an integer where `integer`) of at least `least`, or its text (`${XGATE_INFLIGHT:-1000}` expands to text);
+    else the default, and the problem said."""
     value = raw.get(key, default)
-    if isinstance(value, str):
-        value = value.strip()
-        if (value.isdigit() if integer else value.replace(".", "", 1).isdigit()):
-            value = int(value) if integer else float(value)
-    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) or \
-            not math.isfinite(value) or value < least:
-        problems.append(f"{where}/{key}: expected {'an integer' if integer else 'a number'} of at least {least:g}, "
-                        f"found {value!r}")
+    try:
+        return (config_values.integer if integer else config_values.number)(value, least=least)
+    except config_values.ValueProblem as problem:
+        problems.append(f"{where}/{key}: {problem}")
         return default
-    return value
 
 
 def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
@@ -419,20 +427,50 @@ def load_sources(path: str | Path) -> tuple[tuple[RegistrySource, ...], list[Dia
     return sources, settings_diagnostics(path, problems)
 
 
+ROUTE_ROLES = ("conformant", "nonconformant", "unmatched")
+_ROUTE_KEYS = ("source", *ROUTE_ROLES, "policy", "inflight")
+
+
 def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
-    if not isinstance(raw, dict) or not isinstance(raw.get("source"), str):
+    if not isinstance(raw, dict) or not isinstance(raw.get("source"), str) or not raw["source"]:
         problems.append(f"{where}: a route needs `source` (an endpoint id)")
         return None
+    found = [f"{where}/{key}: unknown setting (known: {', '.join(_ROUTE_KEYS)})"
+             for key in sorted(set(raw) - set(_ROUTE_KEYS), key=str)]
+    for role in ROUTE_ROLES:  # one destination each: a list would fan out, which routes do not do
+        target = raw.get(role)
+        if target is not None and (not isinstance(target, str) or not target):
+            found.append(f"{where}/{role}: expected one endpoint id, found {target!r}")
     policy = str(raw.get("policy", "forward")).lower()
     if policy not in POLICIES:
-        problems.append(f"{where}/policy: {policy!r} is not one of {', '.join(POLICIES)}")
-        policy = "forward"
-    inflight = raw.get("inflight")
-    if inflight is not None and (not isinstance(inflight, int) or inflight < 1):
-        problems.append(f"{where}/inflight: expected a positive integer")
-        inflight = None
+        found.append(f"{where}/policy: expected one of {', '.join(POLICIES)}, found {raw.get('policy')!r}")
+    inflight = None
+    if raw.get("inflight") is not None:
+        try:
+            inflight = config_values.integer(raw["inflight"], least=1)
+        except config_values.ValueProblem as problem:
+            found.append(f"{where}/inflight: {problem}")
+    problems.extend(found)
+    if found:
+        return None
     return RouteSettings(raw["source"], raw.get("conformant"), raw.get("nonconformant"), raw.get("unmatched"),
                          policy, inflight, where)
+
+
+def _routes(raw: Any, problems: list[str]) -> list[RouteSettings]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.append("/routes: expected a list of routes ({source, conformant, nonconformant, unmatched, "
+                        "policy, inflight})")
+        return []
+    routes = [r for i, item in enumerate(raw) if (r := _route(item, f"/routes/{i}", problems))]
+    seen: set[str] = set()
+    for route in routes:
+        if route.source in seen:
+            problems.append(f"{route.origin}/source: a second route from {route.source!r}")
+        seen.add(route.source)
+    return routes
 
 
 def load_settings(config_dir: str | Path) -> tuple[Settings, list[Diagnostic]]:
@@ -450,8 +488,8 @@ def load_settings(config_dir: str | Path) -> tuple[Settings, list[Diagnostic]]:
     if not isinstance(raw, dict):
         return Settings(file=str(path)), [Diagnostic(Severity.ERROR, str(path), "expected a mapping", code="settings")]
     raw = _expand(raw, "", problems)
-    routes = [r for i, item in enumerate(raw.get("routes") or []) if (r := _route(item, f"/routes/{i}", problems))]
-    endpoints = {str(k): _endpoint(v, f"/endpoints/{k}", problems) for k, v in (raw.get("endpoints") or {}).items()}
+    routes = _routes(raw.get("routes"), problems)
+    endpoints = _endpoints(raw.get("endpoints"), problems)
     runtime = _runtime(raw.get("runtime"), problems)
     metrics = _metrics(raw.get("metrics"), problems)
     remote = _remote(raw.get("remote"), problems)

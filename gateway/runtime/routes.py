@@ -19,6 +19,7 @@ from typing import Any
 from gateway.errors import Diagnostic, Severity
 from gateway.model.resolved import Registry
 from gateway.runtime.credentials import scrub_endpoint
+from gateway.runtime.endpoint_checks import endpoint_problems
 from gateway.settings import POLICIES, RouteSettings, Settings
 from protocol_adapters.base import EndpointConfig, TlsSettings
 
@@ -97,14 +98,22 @@ def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route],
             target = getattr(route, role)
             if target is None:
                 destinations[role] = None
-            elif target not in registry.endpoints:
+            elif not isinstance(target, str) or target not in registry.endpoints:
                 problem(route, f"{role} destination {target!r} is not in the registry")
                 broken = True
             else:
                 destinations[role] = endpoint_config(registry, target, settings)
-        if broken:
+        source = endpoint_config(registry, route.source, settings)
+        # every endpoint as its adapter will read it: what would fail at connect time fails here
+        checked = [*endpoint_problems(registry, settings, source, "source", f"source of the route from "
+                                                                             f"{route.source!r}"),
+                   *(d for role, target in destinations.items() if target is not None
+                     for d in endpoint_problems(registry, settings, target, "sink",
+                                                f"{role} destination of the route from {route.source!r}"))]
+        problems.extend(checked)
+        if broken or checked:
             continue
-        routes.append(Route(endpoint_config(registry, route.source, settings), destinations["conformant"],
+        routes.append(Route(source, destinations["conformant"],
                             destinations["nonconformant"],
                             destinations["unmatched"] if route.unmatched else destinations["nonconformant"],
                             route.policy, route.inflight or settings.runtime.inflight))

@@ -34,9 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
-from protocol_adapters.option_values import user_info_refusal
+from protocol_adapters.option_values import ADDRESS, OptionError, OptionReader, user_info_refusal
 from protocol_adapters.tls import unreadable_file
 
 DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671}
@@ -66,25 +65,12 @@ class AmqpOptions:
     container_id: str | None = None
 
 
-def _fail(config: EndpointConfig, message: str) -> AdapterError:
-    return AdapterError(f"AMQP endpoint {config.endpoint_id!r}: {message}", retriable=False)
+def _reader(config: EndpointConfig) -> OptionReader:
+    return OptionReader(config, "AMQP", extra=False)  # `extra` holds settings of its own (virtual_host, ...)
 
 
-def _number(config: EndpointConfig, name: str, default: float, *, integer: bool = False,
-            allow_zero: bool = False) -> Any:
-    value = config.options.get(name, default)
-    bad = isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int))
-    if bad or value < 0 or (value == 0 and not allow_zero):
-        kind = "an integer" if integer else "a number"
-        raise _fail(config, f"option {name!r} must be {kind} above 0, found {value!r}")
-    return value
-
-
-def _flag(config: EndpointConfig, name: str, default: bool) -> bool:
-    value = config.options.get(name, default)
-    if not isinstance(value, bool):
-        raise _fail(config, f"option {name!r} must be true or false, found {value!r}")
-    return value
+def _fail(config: EndpointConfig, message: str, option: str = "") -> OptionError:
+    return _reader(config).fail(message, option)
 
 
 def _string_map(config: EndpointConfig, *names: str) -> tuple[tuple[str, str], ...]:
@@ -94,7 +80,8 @@ def _string_map(config: EndpointConfig, *names: str) -> tuple[tuple[str, str], .
             continue
         if not isinstance(value, Mapping) or not all(isinstance(k, str) and k and isinstance(v, str)
                                                       for k, v in value.items()):
-            raise _fail(config, f"option {name!r} must map non-empty names to strings, found {value!r}")
+            raise _fail(config, f"option {name!r}: expected a map of non-empty names to strings, found {value!r}",
+                        name)
         return tuple((str(k), str(v)) for k, v in value.items())
     return ()
 
@@ -102,22 +89,22 @@ def _string_map(config: EndpointConfig, *names: str) -> tuple[tuple[str, str], .
 def _urls(config: EndpointConfig) -> tuple[tuple[str, ...], str | None]:
     """Connection urls without user info or path, and the first uri's path (a node name) if any."""
     if not config.uris:
-        raise _fail(config, "no uri (protocoloptions.endpoints)")
+        raise _fail(config, "no uri (protocoloptions.endpoints)", ADDRESS)
     urls: list[str] = []
     path: str | None = None
     for uri in config.uris:
         if (refusal := user_info_refusal(uri)) is not None:
-            raise _fail(config, refusal)
+            raise _fail(config, refusal, ADDRESS)
         parts = urlsplit(uri)
         scheme = parts.scheme.lower()
         if scheme not in DEFAULT_PORTS:
-            raise _fail(config, f"uri {uri!r} is not amqp:// or amqps://")
+            raise _fail(config, f"uri {uri!r} is not amqp:// or amqps://", ADDRESS)
         try:
             port = parts.port or DEFAULT_PORTS[scheme]
         except ValueError:
-            raise _fail(config, f"uri {uri!r} has an invalid port") from None
+            raise _fail(config, f"uri {uri!r} has an invalid port", ADDRESS) from None
         if not parts.hostname:
-            raise _fail(config, f"uri {uri!r} has no host")
+            raise _fail(config, f"uri {uri!r} has no host", ADDRESS)
         if config.tls is not None:
             scheme = "amqps"
         host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
@@ -132,7 +119,8 @@ def _node(config: EndpointConfig, uri_path: str | None) -> str:
     if node is None:
         node = uri_path
     if not isinstance(node, str) or not node:
-        raise _fail(config, "no AMQP node: set protocoloptions.node (e.g. '/queue/orders') or a path in the uri")
+        raise _fail(config, "no AMQP node: set protocoloptions.node (e.g. '/queue/orders') or a path in the uri",
+                    "node")
     return node
 
 
@@ -141,7 +129,7 @@ def _distribution_mode(config: EndpointConfig) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or value.lower() not in ("move", "copy"):
-        raise _fail(config, f"option 'distributionmode' must be 'move' or 'copy', found {value!r}")
+        raise _fail(config, f"option 'distributionmode': expected move or copy, found {value!r}", "distributionmode")
     return value.lower()
 
 
@@ -150,29 +138,30 @@ def _extra_text(config: EndpointConfig, name: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        raise _fail(config, f"setting {name!r} must be a non-empty string")
+        raise _fail(config, f"setting {name!r}: expected non-empty text, found {value!r}", name)
     return value
 
 
 def build_options(config: EndpointConfig) -> AmqpOptions:
     urls, uri_path = _urls(config)
     if (problem := unreadable_file(config.tls)) is not None:
-        raise _fail(config, problem)
-    delay = _number(config, "reconnectdelay", 0.2)
-    max_delay = _number(config, "reconnectmaxdelay", 10.0)
+        raise _fail(config, problem, "tls")
+    read = _reader(config)
+    delay = read.number("reconnectdelay", default=0.2, above=0)
+    max_delay = read.number("reconnectmaxdelay", default=10.0, above=0)
     return AmqpOptions(
         endpoint_id=config.endpoint_id,
         urls=urls,
         node=_node(config, uri_path),
-        prefetch=_number(config, "prefetch", 256, integer=True),
-        durable=_flag(config, "durable", True),
-        terminus_durable=_flag(config, "terminusdurable", True),
+        prefetch=read.integer("prefetch", default=256, least=1),
+        durable=read.flag("durable", default=True),
+        terminus_durable=read.flag("terminusdurable", default=True),
         distribution_mode=_distribution_mode(config),
         link_properties=_string_map(config, "linkproperties"),
         connection_properties=_string_map(config, "connectionproperties", "connection-properties"),
-        connect_timeout=float(_number(config, "connecttimeout", 10.0)),
-        send_timeout=float(_number(config, "sendtimeout", 30.0)),
-        heartbeat=float(_number(config, "heartbeat", 30.0, allow_zero=True)),
+        connect_timeout=read.number("connecttimeout", default=10.0, above=0),
+        send_timeout=read.number("sendtimeout", default=30.0, above=0),
+        heartbeat=read.number("heartbeat", default=30.0, least=0),
         reconnect_delay=float(delay),
         reconnect_max_delay=float(max(delay, max_delay)),
         username=config.username,
@@ -182,3 +171,7 @@ def build_options(config: EndpointConfig) -> AmqpOptions:
         sasl_mechanisms=_extra_text(config, "sasl_mechanisms"),
         container_id=_extra_text(config, "container_id"),
     )
+
+
+# the same options serve both link roles
+source_options = sink_options = build_options

@@ -41,9 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
-from protocol_adapters.option_values import user_info_refusal
+from protocol_adapters.option_values import ADDRESS, OptionError, OptionReader, user_info_refusal
 from protocol_adapters.tls import client_context
 
 RESPOND_DELIVERY = "delivery"
@@ -88,17 +87,12 @@ class HttpSinkOptions:
     basic_auth: tuple[str, str] | None = field(repr=False)
 
 
-def _fail(config: EndpointConfig, message: str) -> AdapterError:
-    return AdapterError(f"HTTP endpoint {config.endpoint_id!r}: {message}", retriable=False)
+def _reader(config: EndpointConfig) -> OptionReader:
+    return OptionReader(config, "HTTP", extra=False)  # `extra` holds settings of its own (apikey, listen)
 
 
-def _number(config: EndpointConfig, name: str, default: float, *, integer: bool) -> Any:
-    value = config.options.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 \
-            or (integer and not isinstance(value, int)):
-        kind = "a positive integer" if integer else "a positive number"
-        raise _fail(config, f"option {name!r} must be {kind}, found {value!r}")
-    return value
+def _fail(config: EndpointConfig, message: str, option: str = "") -> OptionError:
+    return _reader(config).fail(message, option)
 
 
 def _methods(config: EndpointConfig) -> frozenset[str]:
@@ -109,22 +103,22 @@ def _methods(config: EndpointConfig) -> frozenset[str]:
     if isinstance(value, str):
         value = value.split(",")
     if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise _fail(config, f"option 'methods' must be a list of HTTP methods, found {value!r}")
+        raise _fail(config, f"option 'methods': expected a list of HTTP methods, found {value!r}", "methods")
     return frozenset(v.strip().upper() for v in value)
 
 
 def _uri(config: EndpointConfig) -> tuple[str, str | None, int | None, str]:
     if not config.uris:
-        raise _fail(config, "no uri (protocoloptions.endpoints)")
+        raise _fail(config, "no uri (protocoloptions.endpoints)", ADDRESS)
     if (refusal := user_info_refusal(config.uris[0])) is not None:
-        raise _fail(config, refusal)  # aiohttp would send them as basic auth
+        raise _fail(config, refusal, ADDRESS)  # aiohttp would send them as basic auth
     parts = urlsplit(config.uris[0])
     if parts.scheme not in ("http", "https"):
-        raise _fail(config, f"uri {config.uris[0]!r} is not http:// or https://")
+        raise _fail(config, f"uri {config.uris[0]!r} is not http:// or https://", ADDRESS)
     try:
         port = parts.port
     except ValueError:
-        raise _fail(config, f"uri {config.uris[0]!r} has an invalid port") from None
+        raise _fail(config, f"uri {config.uris[0]!r} has an invalid port", ADDRESS) from None
     return parts.scheme, parts.hostname, port, parts.path
 
 
@@ -134,11 +128,12 @@ def _api_key(config: EndpointConfig) -> ApiKey | None:
         return None
     where = config.options.get("apikeyin", "header")
     if where not in ("header", "query"):
-        raise _fail(config, f"option 'apikeyin' must be 'header' or 'query', found {where!r}")
+        raise _fail(config, f"option 'apikeyin': expected header or query, found {where!r}", "apikeyin")
     value = config.extra.get("apikey")
     if not isinstance(value, str) or not value:
         # fail closed: an endpoint that declares an API key never runs open (nor sends without one)
-        raise _fail(config, f"declares apikeyname {name!r} but no API key was supplied (settings: extra.apikey)")
+        raise _fail(config, f"declares apikeyname {name!r} but no API key was supplied (settings: extra.apikey)",
+                    "apikey")
     return ApiKey(str(name), where, value)
 
 
@@ -148,7 +143,7 @@ def _listen(config: EndpointConfig, host: str | None, port: int | None, scheme: 
         text = str(listen)
         bind_host, sep, bind_port = text.rpartition(":")
         if not sep or not bind_port.isdigit():
-            raise _fail(config, f"extra.listen must be HOST:PORT, found {text!r}")
+            raise _fail(config, f"setting 'listen': expected HOST:PORT, found {text!r}", "listen")
         return bind_host.strip("[]") or "127.0.0.1", int(bind_port)
     return host or "127.0.0.1", port if port is not None else (443 if scheme == "https" else 80)
 
@@ -160,23 +155,24 @@ def _origins(config: EndpointConfig) -> frozenset[str] | None:
     if isinstance(value, str):
         value = value.split(",")
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise _fail(config, f"option 'allowedorigins' must be a list of origins, found {value!r}")
+        raise _fail(config, f"option 'allowedorigins': expected a list of origins, found {value!r}", "allowedorigins")
     return frozenset(v.strip().lower() for v in value)
 
 
 def server_ssl(config: EndpointConfig, tls: TlsSettings | None) -> ssl.SSLContext:
     if tls is None or not tls.cert_file or not tls.key_file:
-        raise _fail(config, "an https source needs tls.cert and tls.key (cert_file, key_file) in the settings")
+        raise _fail(config, "an https source needs tls.cert and tls.key (cert_file, key_file) in the settings", "tls")
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
         context.load_cert_chain(tls.cert_file, tls.key_file)
     except (OSError, ssl.SSLError) as exc:
-        raise _fail(config, f"tls.cert {tls.cert_file!r} / tls.key {tls.key_file!r} cannot be loaded: {exc}") from exc
+        raise _fail(config, f"tls.cert {tls.cert_file!r} / tls.key {tls.key_file!r} cannot be loaded: {exc}",
+                    "tls") from exc
     if tls.ca_file:
         try:
             context.load_verify_locations(tls.ca_file)
         except (OSError, ssl.SSLError) as exc:
-            raise _fail(config, f"tls.ca {tls.ca_file!r} cannot be loaded: {exc}") from exc
+            raise _fail(config, f"tls.ca {tls.ca_file!r} cannot be loaded: {exc}", "tls") from exc
         context.verify_mode = ssl.CERT_REQUIRED if tls.verify else ssl.CERT_OPTIONAL
     return context
 
@@ -192,8 +188,9 @@ def source_options(config: EndpointConfig) -> HttpSourceOptions:
     bind_host, bind_port = _listen(config, host, port, scheme)
     respond = config.options.get("respond", RESPOND_DELIVERY)
     if respond not in (RESPOND_DELIVERY, RESPOND_RECEIPT):
-        raise _fail(config, f"option 'respond' must be 'delivery' or 'receipt', found {respond!r}")
+        raise _fail(config, f"option 'respond': expected delivery or receipt, found {respond!r}", "respond")
     context = server_ssl(config, config.tls) if scheme == "https" else None
+    read = _reader(config)
     return HttpSourceOptions(
         endpoint_id=config.endpoint_id,
         host=bind_host,
@@ -201,10 +198,10 @@ def source_options(config: EndpointConfig) -> HttpSourceOptions:
         base_path=unquote(path).rstrip("/"),
         ssl=context,
         methods=_methods(config),
-        max_body_size=_number(config, "maxbodysize", 1024 * 1024, integer=True),
-        max_in_flight=_number(config, "maxinflight", 1000, integer=True),
-        queue_timeout=float(_number(config, "queuetimeout", 10.0, integer=False)),
-        response_timeout=float(_number(config, "responsetimeout", 30.0, integer=False)),
+        max_body_size=read.integer("maxbodysize", default=1024 * 1024, least=1),
+        max_in_flight=read.integer("maxinflight", default=1000, least=1),
+        queue_timeout=read.number("queuetimeout", default=10.0, above=0),
+        response_timeout=read.number("responsetimeout", default=30.0, above=0),
         respond=respond,
         api_key=_api_key(config),
         allowed_origins=_origins(config),
@@ -214,14 +211,15 @@ def source_options(config: EndpointConfig) -> HttpSourceOptions:
 def _static_headers(config: EndpointConfig) -> tuple[tuple[str, str], ...]:
     value = config.options.get("headers") or []
     if not isinstance(value, list) or not all(isinstance(v, dict) and "name" in v for v in value):
-        raise _fail(config, "option 'headers' must be a list of {\"name\", \"value\"} objects")
+        raise _fail(config, f"option 'headers': expected a list of {{\"name\", \"value\"}} objects, found {value!r}",
+                    "headers")
     return tuple((str(v["name"]), str(v.get("value", ""))) for v in value)
 
 
 def _static_query(config: EndpointConfig) -> tuple[tuple[str, str], ...]:
     value: Mapping[str, Any] = config.options.get("query") or {}
     if not isinstance(value, Mapping):
-        raise _fail(config, "option 'query' must be an object of name -> value")
+        raise _fail(config, f"option 'query': expected an object of name -> value, found {value!r}", "query")
     return tuple((str(k), str(v)) for k, v in value.items())
 
 
@@ -236,17 +234,17 @@ def _plain(config: EndpointConfig, query: list[tuple[str, str]]) -> tuple[str, s
         user_field = config.options.get("plainusernamefield")
         password_field = config.options.get("plainpasswordfield")
         if not user_field or not password_field:
-            raise _fail(config, "plainscheme 'query' needs plainusernamefield and plainpasswordfield")
+            raise _fail(config, "plainscheme 'query' needs plainusernamefield and plainpasswordfield", "plainscheme")
         query += [(str(user_field), config.username), (str(password_field), password)]
         return None
-    raise _fail(config, f"plainscheme {scheme!r} is not supported by the sink (basic, query)")
+    raise _fail(config, f"option 'plainscheme': expected basic or query, found {scheme!r}", "plainscheme")
 
 
 def sink_options(config: EndpointConfig) -> HttpSinkOptions:
     scheme, _host, _port, _path = _uri(config)
     method = config.options.get("method", "POST")
     if not isinstance(method, str) or not method.strip():
-        raise _fail(config, f"option 'method' must be an HTTP method, found {method!r}")
+        raise _fail(config, f"option 'method': expected an HTTP method, found {method!r}", "method")
     query = list(_static_query(config))
     basic = _plain(config, query)
     context = client_ssl(config, config.tls) if scheme == "https" else None
@@ -257,8 +255,8 @@ def sink_options(config: EndpointConfig) -> HttpSinkOptions:
         headers=_static_headers(config),
         query=tuple(query),
         ssl=context,
-        timeout=float(_number(config, "requesttimeout", 30.0, integer=False)),
-        connections=_number(config, "connections", 100, integer=True),
+        timeout=_reader(config).number("requesttimeout", default=30.0, above=0),
+        connections=_reader(config).integer("connections", default=100, least=1),
         api_key=_api_key(config),
         basic_auth=basic,
     )

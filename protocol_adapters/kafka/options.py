@@ -59,13 +59,14 @@ from typing import Any
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
-from protocol_adapters.option_values import user_info_refusal
+from protocol_adapters.option_values import ADDRESS, OptionError, OptionReader, user_info_refusal
 from protocol_adapters.tls import client_context
 
 _SCHEMES = {"": "PLAINTEXT", "tcp": "PLAINTEXT", "kafka": "PLAINTEXT", "plaintext": "PLAINTEXT",
             "ssl": "SSL", "kafka+ssl": "SSL", "sasl_plaintext": "SASL_PLAINTEXT", "sasl_ssl": "SASL_SSL"}
 _SASL = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _RESETS = ("earliest", "latest", "none")
+_COMPRESSIONS = ("gzip", "snappy", "lz4", "zstd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,98 +144,98 @@ def ssl_context(tls: TlsSettings | None, client_id: str) -> ssl.SSLContext:
 
 
 def source_options(config: EndpointConfig) -> KafkaSourceOptions:
-    opts = config.options
-    topics = _topics(opts)
+    read = _reader(config)
+    topics = _topics(read)
     if not topics:
-        raise _bad(config, "needs `topic` or `topics` in its protocoloptions")
+        raise read.fail("needs `topic` or `topics` in its protocoloptions", "topic")
     if any("{" in topic for topic in topics):
-        raise _bad(config, f"cannot subscribe to a templated topic {topics!r}")
-    reset = str(opts.get("autooffsetreset") or "earliest").lower()
-    if reset not in _RESETS:
-        raise _bad(config, f"`autooffsetreset` must be one of {', '.join(_RESETS)}, not {reset!r}")
-    session = _int(config, "session_timeout_ms", 10000, 1)
+        raise read.fail(f"cannot subscribe to a templated topic {topics!r}", "topic")
+    reset = read.text("autooffsetreset", default="earliest", choices=_RESETS, lower=True)
+    session = read.integer("session_timeout_ms", default=10000, least=1)
     return KafkaSourceOptions(
         endpoint_id=config.endpoint_id,
-        connection=_connection(config),
+        connection=_connection(config, read),
         topics=topics,
-        group_id=str(opts.get("consumergroup") or f"xgate-{config.endpoint_id}"),
+        group_id=str(read.value("consumergroup") or f"xgate-{config.endpoint_id}"),
         auto_offset_reset=reset,
         session_timeout_ms=session,
-        heartbeat_interval_ms=_int(config, "heartbeat_interval_ms", min(3000, max(session // 3, 1))),
-        rebalance_timeout_ms=_int(config, "rebalance_timeout_ms", session),
-        max_poll_interval_ms=_int(config, "max_poll_interval_ms", 300000),
-        commit_interval=_int(config, "commit_interval_ms", 200, 1) / 1000,
-        commit_every=_int(config, "commit_every", 1000),
-        max_unacked=_int(config, "max_unacked", 10000, 1),
-        fetch_max_records=_int(config, "fetch_max_records", 500, 1),
-        max_partition_fetch_bytes=_int(config, "max_partition_fetch_bytes", 1048576),
-        fetch_max_wait_ms=_int(config, "fetch_max_wait_ms", 500),
-        fetch_min_bytes=_int(config, "fetch_min_bytes", 1, 1),
-        backoff_max=_int(config, "reconnect_backoff_max_ms", 5000) / 1000,
+        heartbeat_interval_ms=read.integer("heartbeat_interval_ms", default=min(3000, max(session // 3, 1)),
+                                           least=0),
+        rebalance_timeout_ms=read.integer("rebalance_timeout_ms", default=session, least=0),
+        max_poll_interval_ms=read.integer("max_poll_interval_ms", default=300000, least=0),
+        commit_interval=read.integer("commit_interval_ms", default=200, least=1) / 1000,
+        commit_every=read.integer("commit_every", default=1000, least=0),
+        max_unacked=read.integer("max_unacked", default=10000, least=1),
+        fetch_max_records=read.integer("fetch_max_records", default=500, least=1),
+        max_partition_fetch_bytes=read.integer("max_partition_fetch_bytes", default=1048576, least=0),
+        fetch_max_wait_ms=read.integer("fetch_max_wait_ms", default=500, least=0),
+        fetch_min_bytes=read.integer("fetch_min_bytes", default=1, least=1),
+        backoff_max=read.integer("reconnect_backoff_max_ms", default=5000, least=0) / 1000,
     )
 
 
 def sink_options(config: EndpointConfig) -> KafkaSinkOptions:
+    read = _reader(config)
     opts = config.options
     topic = opts.get("topic")
     if not isinstance(topic, str) or not topic:
-        raise _bad(config, "needs a `topic` in its protocoloptions to produce to")
+        raise read.fail(f"needs a `topic` in its protocoloptions to produce to, found {topic!r}", "topic")
     if "{" in topic:
-        raise _bad(config, f"cannot produce to a templated topic {topic!r}")
+        raise read.fail(f"cannot produce to a templated topic {topic!r}", "topic")
     key = opts.get("key")
     headers = opts.get("headers") or {}
     if not isinstance(headers, Mapping):
-        raise _bad(config, "`headers` must be a map of strings")
-    partition = opts.get("partition")
+        raise read.fail(f"option 'headers': expected a map of strings, found {headers!r}", "headers")
     return KafkaSinkOptions(
         endpoint_id=config.endpoint_id,
-        connection=_connection(config),
+        connection=_connection(config, read),
         topic=topic,
-        acks=_acks(config, opts.get("acks")),
-        partition=int(partition) if partition is not None else None,
+        acks=_acks(read, opts.get("acks")),
+        partition=read.integer("partition", default=None, least=0),
         default_key=key.encode() if isinstance(key, str) and key and "{" not in key else None,
         default_headers=tuple((str(name), str(value).encode()) for name, value in headers.items()),
-        linger_ms=_int(config, "linger_ms", 5),
-        max_batch_size=_int(config, "max_batch_size", 131072),
-        max_request_size=_int(config, "max_request_size", 1048576),
-        compression_type=_setting(config, "compression_type", None),
+        linger_ms=read.integer("linger_ms", default=5, least=0),
+        max_batch_size=read.integer("max_batch_size", default=131072, least=0),
+        max_request_size=read.integer("max_request_size", default=1048576, least=0),
+        compression_type=read.text("compression_type", default=None, choices=_COMPRESSIONS, lower=True),
     )
 
 
-def _connection(config: EndpointConfig) -> Connection:
+def _connection(config: EndpointConfig, read: OptionReader) -> Connection:
     if not config.uris:
-        raise _bad(config, "has no bootstrap server uri")
+        raise read.fail('has no bootstrap server: protocoloptions.endpoints needs {"bootstrap.servers": '
+                        '["host:port", ...]} (or a `uri` entry), or gateway.yaml `uris`', ADDRESS)
     servers: list[str] = []
     schemes: set[str] = set()
     for uri in config.uris:
         if (refusal := user_info_refusal(uri)) is not None:
-            raise _bad(config, refusal)
+            raise read.fail(refusal, ADDRESS)
         scheme, _, rest = uri.rpartition("://")
         host_port = rest.split("/", 1)[0]
         if scheme.lower() not in _SCHEMES or not host_port:
-            raise _bad(config, f"cannot read Kafka bootstrap server {uri!r}")
+            raise read.fail(f"cannot read Kafka bootstrap server {uri!r}", ADDRESS)
         schemes.add(_SCHEMES[scheme.lower()])
         servers.append(host_port if ":" in host_port else f"{host_port}:9092")
     sasl = config.extra.get("sasl_mechanism")
     if sasl is not None and str(sasl).upper() not in _SASL:
-        raise _bad(config, f"`sasl_mechanism` must be one of {', '.join(_SASL)}, not {sasl!r}")
-    protocol = config.extra.get("security_protocol") or _derived_protocol(schemes, config, sasl is not None)
+        raise read.fail(f"`sasl_mechanism` must be one of {', '.join(_SASL)}, not {sasl!r}", "sasl_mechanism")
+    protocol = config.extra.get("security_protocol") or _derived_protocol(schemes, config, read, sasl is not None)
     return Connection(
         bootstrap_servers=tuple(servers),
-        client_id=str(_setting(config, "client_id", f"xgate-{config.endpoint_id}")),
+        client_id=str(read.value("client_id") or f"xgate-{config.endpoint_id}"),
         security_protocol=str(protocol).upper(),
         sasl_mechanism=str(sasl).upper() if sasl else None,
         username=config.username,
         password=config.password,
         tls=config.tls,
-        request_timeout_ms=_int(config, "request_timeout_ms", 15000),
-        connect_timeout=_int(config, "connect_timeout_ms", 10000) / 1000,
+        request_timeout_ms=read.integer("request_timeout_ms", default=15000, least=0),
+        connect_timeout=read.integer("connect_timeout_ms", default=10000, least=0) / 1000,
     )
 
 
-def _derived_protocol(schemes: set[str], config: EndpointConfig, sasl: bool) -> str:
+def _derived_protocol(schemes: set[str], config: EndpointConfig, read: OptionReader, sasl: bool) -> str:
     if len(schemes) > 1:
-        raise _bad(config, f"mixes security protocols in its uris: {sorted(schemes)}")
+        raise read.fail(f"mixes security protocols in its uris: {sorted(schemes)}", ADDRESS)
     protocol = schemes.pop()
     tls = protocol in ("SSL", "SASL_SSL") or config.tls is not None
     if sasl or protocol.startswith("SASL"):
@@ -242,37 +243,27 @@ def _derived_protocol(schemes: set[str], config: EndpointConfig, sasl: bool) -> 
     return "SSL" if tls else "PLAINTEXT"
 
 
-def _topics(opts: Mapping[str, Any]) -> tuple[str, ...]:
-    raw = opts.get("topics") or opts.get("topic") or ()
-    items = raw.split(",") if isinstance(raw, str) else [str(item) for item in raw]
+def _topics(read: OptionReader) -> tuple[str, ...]:
+    opts = read.config.options
+    name = "topics" if opts.get("topics") else "topic"
+    raw = opts.get(name) or ()
+    if not isinstance(raw, (str, list, tuple)) or not all(isinstance(item, str) for item in raw):
+        raise read.fail(f"option {name!r}: expected a topic name or a list of them, found {raw!r}", name)
+    items = raw.split(",") if isinstance(raw, str) else list(raw)
     return tuple(dict.fromkeys(item.strip() for item in items if item.strip()))
 
 
-def _acks(config: EndpointConfig, value: Any) -> int | str:
+def _acks(read: OptionReader, value: Any) -> int | str:
     if value is None or str(value).lower() in ("all", "-1", "0"):
         return "all"
     if str(value) == "1":
         return 1
-    raise _bad(config, f"`acks` must be -1, 0 or 1, not {value!r}")
+    raise read.fail(f"option 'acks': expected -1, 0, 1 or all, found {value!r}", "acks")
 
 
-def _setting(config: EndpointConfig, name: str, default: Any) -> Any:
-    value = config.options.get(name)
-    if value is None:
-        value = config.extra.get(name, default)
-    return value
+def _reader(config: EndpointConfig) -> OptionReader:
+    return OptionReader(config, "Kafka")
 
 
-def _int(config: EndpointConfig, name: str, default: int, minimum: int = 0) -> int:
-    value = _setting(config, name, default)
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise _bad(config, f"`{name}` must be an integer, not {value!r}") from None
-    if number < minimum:
-        raise _bad(config, f"`{name}` must be at least {minimum}, not {number}")
-    return number
-
-
-def _bad(config: EndpointConfig, message: str) -> AdapterError:
-    return AdapterError(f"Kafka endpoint {config.endpoint_id!r} {message}", retriable=False)
+__all__ = ["Connection", "KafkaSinkOptions", "KafkaSourceOptions", "OptionError", "sink_options", "source_options",
+           "ssl_context"]

@@ -50,7 +50,7 @@ from paho.mqtt.properties import Properties
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
-from protocol_adapters.option_values import read_flag, user_info_refusal
+from protocol_adapters.option_values import ADDRESS, OptionError, OptionReader, user_info_refusal
 from protocol_adapters.tls import client_context
 
 V5 = "MQTT/5.0"
@@ -104,81 +104,44 @@ class MqttOptions:
     tls: TlsSettings | None = None
 
 
-def _invalid(config: EndpointConfig, message: str) -> AdapterError:
-    return AdapterError(f"MQTT endpoint {config.endpoint_id!r}: {message}", retriable=False)
+def _invalid(config: EndpointConfig, message: str, option: str = "") -> OptionError:
+    return OptionReader(config, "MQTT").fail(message, option)
 
 
 def _lookup(config: EndpointConfig, *names: str) -> Any:
-    for place in (config.options, config.extra):
-        for name in names:
-            value = place.get(name)
-            # an endpoint document may write an option as a property definition {"value": ...}
-            if isinstance(value, Mapping) and "value" in value:
-                value = value["value"]
-            if value is not None:
-                return value
-    return None
+    return OptionReader(config, "MQTT").value(*names)
 
 
-def _int(config: EndpointConfig, name: str, default: int, low: int, high: int) -> int:
-    value = _lookup(config, name)
+def _topics(config: EndpointConfig, *names: str) -> list[str]:
+    value = _lookup(config, *names)
     if value is None:
-        return default
-    try:
-        number = int(str(value), 0) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        raise _invalid(config, f"option {name!r} must be an integer, found {value!r}") from None
-    if isinstance(value, bool) or not low <= number <= high:
-        raise _invalid(config, f"option {name!r} must be an integer from {low} to {high}, found {value!r}")
-    return number
-
-
-def _float(config: EndpointConfig, name: str, default: float) -> float:
-    value = _lookup(config, name)
-    if value is None:
-        return default
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise _invalid(config, f"option {name!r} must be a number of seconds, found {value!r}") from None
-    if number <= 0:
-        raise _invalid(config, f"option {name!r} must be positive, found {value!r}")
-    return number
-
-
-def _bool(config: EndpointConfig, name: str, default: bool) -> bool:
-    value = _lookup(config, name)
-    if value is None:
-        return default
-    flag = read_flag(value)
-    if flag is None:
-        raise _invalid(config, f"option {name!r} must be true or false, found {value!r}")
-    return flag
-
-
-def _topics(value: Any) -> list[str]:
-    items = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
-    return [str(item).strip() for item in items if str(item).strip()]
+        return []
+    if not isinstance(value, (str, list, tuple)) or not all(isinstance(item, str) for item in value):
+        name = next(n for n in names if _lookup(config, n) is not None)
+        raise _invalid(config, f"option {name!r}: expected a topic or a list of topics, found {value!r}", name)
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [item.strip() for item in items if item.strip()]
 
 
 def _brokers(config: EndpointConfig) -> tuple[Broker, ...]:
     brokers = []
     for uri in config.uris:
         if (refusal := user_info_refusal(uri)) is not None:
-            raise _invalid(config, refusal)
+            raise _invalid(config, refusal, ADDRESS)
         parts = urlsplit(uri if "://" in uri else f"mqtt://{uri}")
         scheme = parts.scheme.lower()
         if scheme not in SCHEMES or not parts.hostname:
-            raise _invalid(config, f"unsupported broker uri {uri!r} (use mqtt://HOST:PORT, mqtts://, ws://, wss://)")
+            raise _invalid(config, f"unsupported broker uri {uri!r} (use mqtt://HOST:PORT, mqtts://, ws://, wss://)",
+                           ADDRESS)
         transport, tls, default_port = SCHEMES[scheme]
         try:
             port = parts.port or default_port
         except ValueError:
-            raise _invalid(config, f"bad port in broker uri {uri!r}") from None
+            raise _invalid(config, f"bad port in broker uri {uri!r}", ADDRESS) from None
         path = parts.path or "/mqtt"
         brokers.append(Broker(parts.hostname, port, transport, tls or config.tls is not None, path))
     if not brokers:
-        raise _invalid(config, "no broker uri (protocoloptions.endpoints)")
+        raise _invalid(config, "no broker uri (protocoloptions.endpoints)", ADDRESS)
     return tuple(brokers)
 
 
@@ -186,13 +149,15 @@ def build_options(config: EndpointConfig) -> MqttOptions:
     """Validate everything up front: a bad option is a non-retriable AdapterError naming it."""
     protocol = V311 if config.protocol.upper().startswith("MQTT/3") else V5
     v5 = protocol == V5
+    read = OptionReader(config, "MQTT")
     topic_value = _lookup(config, "topic_name", "topic")
     topic = str(topic_value).strip() if topic_value is not None and not isinstance(topic_value, list) else None
-    filters = _topics(_lookup(config, "topicfilter", "topic_name", "topic"))
+    filters = _topics(config, "topicfilter", "topic_name", "topic")
     group = _lookup(config, "sharedsubscriptiongroup")
     if group is not None:
         if not str(group) or any(c in str(group) for c in "/+#"):
-            raise _invalid(config, f"sharedsubscriptiongroup {group!r} must not be empty or contain / + #")
+            raise _invalid(config, f"sharedsubscriptiongroup {group!r} must not be empty or contain / + #",
+                           "sharedsubscriptiongroup")
         filters = [f if f.startswith("$share/") else f"$share/{group}/{f}" for f in filters]
     clean_name = "cleanstart" if v5 else "cleansession"
     return MqttOptions(
@@ -202,21 +167,22 @@ def build_options(config: EndpointConfig) -> MqttOptions:
         brokers=_brokers(config),
         topic_filters=tuple(filters),
         topic=topic or None,
-        qos=_int(config, "qos", 1, 0, 2),
-        retain=_bool(config, "retain", False),
+        qos=read.integer("qos", default=1, least=0, most=2),
+        retain=read.flag("retain", default=False),
         client_id=str(_lookup(config, "clientid") or f"xgate-{config.endpoint_id}"),
-        clean=_bool(config, clean_name, False),
-        session_expiry=_int(config, "sessionexpiryinterval", SESSION_NEVER_EXPIRES, 0, SESSION_NEVER_EXPIRES),
-        no_local=_bool(config, "nolocal", False),
-        retain_as_published=_bool(config, "retainaspublished", False),
-        retain_handling=_int(config, "retainhandling", 0, 0, 2),
-        receive_maximum=_int(config, "receivemaximum", 1000, 1, 65535),
-        max_inflight=_int(config, "maxinflight", 1000, 1, 65535),
-        reject_reason_code=_int(config, "rejectreasoncode", 0x83, 0x80, 0xFF),
-        keepalive=_int(config, "keepalive", 30, 5, 65535),
-        connect_timeout=_float(config, "connecttimeout", 5.0),
-        publish_timeout=_float(config, "publishtimeout", 30.0),
-        reconnect_wait_max=_float(config, "reconnectwaitmax", 10.0),
+        clean=read.flag(clean_name, default=False),
+        session_expiry=read.integer("sessionexpiryinterval", default=SESSION_NEVER_EXPIRES, least=0,
+                                    most=SESSION_NEVER_EXPIRES),
+        no_local=read.flag("nolocal", default=False),
+        retain_as_published=read.flag("retainaspublished", default=False),
+        retain_handling=read.integer("retainhandling", default=0, least=0, most=2),
+        receive_maximum=read.integer("receivemaximum", default=1000, least=1, most=65535),
+        max_inflight=read.integer("maxinflight", default=1000, least=1, most=65535),
+        reject_reason_code=read.integer("rejectreasoncode", default=0x83, least=0x80, most=0xFF),
+        keepalive=read.integer("keepalive", default=30, least=5, most=65535),
+        connect_timeout=read.number("connecttimeout", default=5.0, above=0),
+        publish_timeout=read.number("publishtimeout", default=30.0, above=0),
+        reconnect_wait_max=read.number("reconnectwaitmax", default=10.0, above=0),
         username=config.username,
         password=config.password,
         tls=config.tls,
@@ -225,17 +191,30 @@ def build_options(config: EndpointConfig) -> MqttOptions:
 
 def require_subscription(options: MqttOptions) -> None:
     if not options.topic_filters:
-        raise AdapterError(f"MQTT endpoint {options.endpoint_id!r}: a source needs `topicfilter` "
-                           f"(or `topic_name` / `topic`)", retriable=False)
+        raise OptionError(f"MQTT endpoint {options.endpoint_id!r}: a source needs `topicfilter` "
+                          f"(or `topic_name` / `topic`)", "topicfilter")
 
 
 def require_topic(options: MqttOptions) -> None:
     if not options.topic:
-        raise AdapterError(f"MQTT endpoint {options.endpoint_id!r}: a sink needs `topic_name` or `topic` "
-                           f"(the topic every message is published to)", retriable=False)
+        raise OptionError(f"MQTT endpoint {options.endpoint_id!r}: a sink needs `topic_name` or `topic` "
+                          f"(the topic every message is published to)", "topic_name")
     if any(c in options.topic for c in "+#"):
-        raise AdapterError(f"MQTT endpoint {options.endpoint_id!r}: the sink topic {options.topic!r} "
-                           f"must not contain wildcards", retriable=False)
+        raise OptionError(f"MQTT endpoint {options.endpoint_id!r}: the sink topic {options.topic!r} "
+                          f"must not contain wildcards", "topic_name")
+
+
+def source_options(config: EndpointConfig) -> MqttOptions:
+    """A source's options, checked as the source checks them (without connecting)."""
+    options = build_options(config)
+    require_subscription(options)
+    return options
+
+
+def sink_options(config: EndpointConfig) -> MqttOptions:
+    options = build_options(config)
+    require_topic(options)
+    return options
 
 
 def ssl_context(options: MqttOptions) -> ssl.SSLContext | None:

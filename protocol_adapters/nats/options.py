@@ -43,7 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
-from protocol_adapters.option_values import read_flag, user_info_refusal
+from protocol_adapters.option_values import ADDRESS, OptionError, OptionReader, user_info_refusal
 from protocol_adapters.tls import client_context
 
 SCHEMES = {"nats": "nats", "tcp": "nats", "tls": "tls", "ws": "ws", "wss": "wss"}
@@ -97,68 +97,46 @@ class NatsOptions:
         return client_context(self.tls, fail)
 
 
-def _invalid(config: EndpointConfig, message: str) -> AdapterError:
-    return AdapterError(f"NATS endpoint {config.endpoint_id!r}: {message}", retriable=False)
+def _invalid(config: EndpointConfig, message: str, option: str = "") -> OptionError:
+    return _reader(config).fail(message, option)
 
 
-def _lookup(config: EndpointConfig, name: str) -> Any:
-    value = config.options.get(name)
-    return config.extra.get(name) if value is None else value
+def _reader(config: EndpointConfig) -> OptionReader:
+    return OptionReader(config, "NATS")
 
 
 def _text(config: EndpointConfig, name: str) -> str | None:
-    value = _lookup(config, name)
+    value = _reader(config).value(name)
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise _invalid(config, f"option {name!r} must be a string, not {type(value).__name__}")
+        raise _invalid(config, f"option {name!r}: expected text, found {value!r}", name)
     return value
 
 
-def _number(config: EndpointConfig, name: str, default: float, *, minimum: float = 0.0) -> float:
-    value = _lookup(config, name)
-    if value is None:
-        return default
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise _invalid(config, f"option {name!r} must be a number, not {value!r}") from None
-    if number <= minimum:
-        raise _invalid(config, f"option {name!r} must be greater than {minimum:g}, not {value!r}")
-    return number
-
-
-def _flag(config: EndpointConfig, name: str, default: bool) -> bool:
-    value = _lookup(config, name)
-    if value is None:
-        return default
-    flag = read_flag(value)
-    if flag is None:
-        raise _invalid(config, f"option {name!r} must be true or false, not {value!r}")
-    return flag
-
-
 def _subjects(config: EndpointConfig, fallback: str | None) -> tuple[str, ...]:
-    value = _lookup(config, "subjects")
+    value = _reader(config).value("subjects")
     if value is None:
         return (fallback,) if fallback else ()
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) for item in items):
-        raise _invalid(config, "option 'subjects' must be a list of subjects or a comma-separated string")
+        raise _invalid(config, f"option 'subjects': expected a list of subjects or a comma-separated string, "
+                               f"found {value!r}", "subjects")
     return tuple(item.strip() for item in items if item.strip())
 
 
 def _servers(config: EndpointConfig) -> tuple[str, ...]:
     if not config.uris:
-        raise _invalid(config, "no server uri (protocoloptions.endpoints)")
+        raise _invalid(config, "no server uri (protocoloptions.endpoints)", ADDRESS)
     servers = []
     for uri in config.uris:
         if (refusal := user_info_refusal(uri)) is not None:
-            raise _invalid(config, refusal)
+            raise _invalid(config, refusal, ADDRESS)
         parts = urlsplit(uri if "://" in uri else f"nats://{uri}")
         scheme = SCHEMES.get(parts.scheme.lower())
         if scheme is None or not parts.hostname:
-            raise _invalid(config, f"unsupported server uri {uri!r} (nats://HOST:PORT, tls://, ws://, wss://)")
+            raise _invalid(config, f"unsupported server uri {uri!r} (nats://HOST:PORT, tls://, ws://, wss://)",
+                           ADDRESS)
         servers.append(urlunsplit((scheme, parts.netloc, parts.path, "", "")))
     return tuple(servers)
 
@@ -166,7 +144,7 @@ def _servers(config: EndpointConfig) -> tuple[str, ...]:
 def _name(config: EndpointConfig, option: str, value: str | None) -> str | None:
     if value is not None and _BAD_NAME.search(value):
         raise _invalid(config, f"option {option!r} {value!r}: JetStream names may not contain "
-                               "whitespace, '.', '*', '>', '/' or '\\'")
+                               "whitespace, '.', '*', '>', '/' or '\\'", option)
     return value
 
 
@@ -176,7 +154,7 @@ def build_options(config: EndpointConfig) -> NatsOptions:
     stream = _name(config, "stream", _text(config, "stream"))
     durable = _name(config, "durable", _text(config, "durable")) or \
         "xgate-" + _DURABLE_UNSAFE.sub("_", config.endpoint_id)
-    max_ack_pending = _lookup(config, "maxackpending")
+    read = _reader(config)
     extra: Mapping[str, Any] = config.extra
     return NatsOptions(
         endpoint_id=config.endpoint_id,
@@ -186,17 +164,17 @@ def build_options(config: EndpointConfig) -> NatsOptions:
         queue_group=_text(config, "queuegroup") or "",
         stream=stream,
         stream_subjects=_subjects(config, subject_filter or subject),
-        create_stream=_flag(config, "createstream", True),
+        create_stream=read.flag("createstream", default=True),
         durable=durable,
-        ack_wait=_number(config, "ackwait", 30.0),
-        max_ack_pending=None if max_ack_pending is None else int(_number(config, "maxackpending", 1000)),
-        ack_sync=_flag(config, "acksync", False),
-        batch=int(_number(config, "batch", 256, minimum=0.99)),
-        fetch_timeout=_number(config, "fetchtimeout", 1.0),
-        pending_limit=int(_number(config, "pendinglimit", 65536, minimum=0.99)),
-        publish_timeout=_number(config, "publishtimeout", 5.0),
-        connect_timeout=_number(config, "connecttimeout", 2.0),
-        reconnect_wait_max=_number(config, "reconnectwaitmax", 5.0),
+        ack_wait=read.number("ackwait", default=30.0, above=0),
+        max_ack_pending=read.integer("maxackpending", default=None, least=1),
+        ack_sync=read.flag("acksync", default=False),
+        batch=read.integer("batch", default=256, least=1),
+        fetch_timeout=read.number("fetchtimeout", default=1.0, above=0),
+        pending_limit=read.integer("pendinglimit", default=65536, least=1),
+        publish_timeout=read.number("publishtimeout", default=5.0, above=0),
+        connect_timeout=read.number("connecttimeout", default=2.0, above=0),
+        reconnect_wait_max=read.number("reconnectwaitmax", default=5.0, above=0),
         username=config.username,
         password=config.password,
         token=extra.get("token"),
@@ -209,16 +187,16 @@ def build_options(config: EndpointConfig) -> NatsOptions:
 def source_options(config: EndpointConfig) -> NatsOptions:
     options = build_options(config)
     if options.listen_subject is None:
-        raise _invalid(config, "a NATS source needs protocoloptions 'subject' or 'subjectfilter'")
+        raise _invalid(config, "a NATS source needs protocoloptions 'subject' or 'subjectfilter'", "subject")
     if options.jetstream and not options.stream_subjects:
-        raise _invalid(config, "a JetStream source needs 'subjects', 'subjectfilter' or 'subject'")
+        raise _invalid(config, "a JetStream source needs 'subjects', 'subjectfilter' or 'subject'", "subjects")
     return options
 
 
 def sink_options(config: EndpointConfig) -> NatsOptions:
     options = build_options(config)
     if options.subject is None:
-        raise _invalid(config, "a NATS sink needs protocoloptions 'subject' (where it publishes)")
+        raise _invalid(config, "a NATS sink needs protocoloptions 'subject' (where it publishes)", "subject")
     if any(token in ("*", ">") for token in options.subject.split(".")) or any(c.isspace() for c in options.subject):
-        raise _invalid(config, f"sink subject {options.subject!r} may not contain wildcards or spaces")
+        raise _invalid(config, f"sink subject {options.subject!r} may not contain wildcards or spaces", "subject")
     return options

@@ -277,7 +277,7 @@ class TestOptions:
         ("http://broker/queue/q", {}),
         ("amqp://broker/queue/q", {"prefetch": 0}),
         ("amqp://broker/queue/q", {"prefetch": 2.5}),
-        ("amqp://broker/queue/q", {"durable": "true"}),
+        ("amqp://broker/queue/q", {"durable": "maybe"}),
         ("amqp://broker/queue/q", {"distributionmode": "fanout"}),
         ("amqp://broker/queue/q", {"linkproperties": {"a": 1}}),
         ("amqp://broker/queue/q", {"sendtimeout": -1}),

@@ -1,0 +1,102 @@
+"""Reading configuration values the way gateway.yaml and documents write them: one reader per kind, with
+bounds, and one message form (`expected <what>, found <value>`) for gateway.yaml settings and adapter options.
+
+Text counts where a number or flag is expected: `${XGATE_INFLIGHT:-1000}` expands to text, and so does a
+value from an environment variable. A value of the wrong kind raises ValueProblem, whose text is the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+_TRUE = ("true", "1", "yes")
+_FALSE = ("false", "0", "no")
+
+
+class ValueProblem(ValueError):
+    """A value that is not of the kind expected; str() is the reason, `expected ..., found ...`."""
+
+
+def read_flag(value: Any) -> bool | None:
+    """A boolean written as true/false, or as the text true/false, 1/0, yes/no; None when it is none of those."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+    return None
+
+
+def flag(value: Any) -> bool:
+    found = read_flag(value)
+    if found is None:
+        raise ValueProblem(f"expected true or false, found {value!r}")
+    return found
+
+
+def _bounds(least: float | None, above: float | None, most: float | None) -> str:
+    parts = [f"of at least {least:g}" if least is not None else "", f"above {above:g}" if above is not None else "",
+             f"of at most {most:g}" if most is not None else ""]
+    return " " + " and ".join(p for p in parts if p) if any(parts) else ""
+
+
+def _check(number: float, kind: str, value: Any, least: float | None, above: float | None,
+           most: float | None) -> None:
+    if (least is not None and number < least) or (above is not None and number <= above) or \
+            (most is not None and number > most):
+        raise ValueProblem(f"expected {kind}{_bounds(least, above, most)}, found {value!r}")
+
+
+def integer(value: Any, *, least: float | None = None, above: float | None = None,
+            most: float | None = None) -> int:
+    """An integer (or its decimal, 0x hexadecimal text, or an integral float) within the bounds."""
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            number = int(text, 10)
+        except ValueError:
+            try:
+                number = int(text, 0)  # 0x83
+            except ValueError:
+                number = None
+    if number is None:
+        raise ValueProblem(f"expected an integer{_bounds(least, above, most)}, found {value!r}")
+    _check(number, "an integer", value, least, above, most)
+    return number
+
+
+def number(value: Any, *, least: float | None = None, above: float | None = None,
+           most: float | None = None) -> float:
+    """A finite number (or its text) within the bounds."""
+    found: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        found = float(value)
+    elif isinstance(value, str):
+        try:
+            found = float(value.strip())
+        except ValueError:
+            found = None
+    if found is None or not math.isfinite(found):
+        raise ValueProblem(f"expected a number{_bounds(least, above, most)}, found {value!r}")
+    _check(found, "a number", value, least, above, most)
+    return found
+
+
+def text(value: Any, *, choices: tuple[str, ...] = (), lower: bool = False) -> str:
+    """Non-empty text; with `choices`, one of them (compared case-insensitively when `lower`)."""
+    if not isinstance(value, str) or not value.strip():
+        what = f"one of {', '.join(choices)}" if choices else "non-empty text"
+        raise ValueProblem(f"expected {what}, found {value!r}")
+    found = value.strip().lower() if lower else value
+    if choices and found not in choices:
+        raise ValueProblem(f"expected one of {', '.join(choices)}, found {value!r}")
+    return found
