@@ -21,6 +21,16 @@ from gateway.loader import Snapshot, load_snapshot
 EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE = 0, 1, 2
 
 
+def _settings_file(paths: Sequence[str], given: str | None) -> str | None:
+    """The gateway.yaml given, or the first one in a given directory."""
+    from gateway.settings import SETTINGS_FILES
+
+    if given is not None:
+        return given
+    beside = (Path(p) / name for p in paths if Path(p).is_dir() for name in SETTINGS_FILES)
+    return next((str(candidate) for candidate in beside if candidate.is_file()), None)
+
+
 def _load(paths: Sequence[str], settings_file: str | None = None) -> tuple[Snapshot, Ruleset]:
     """Load as `xgate run` would: http(s) references are fetched as the `remote` settings allow, and each
     gateway.yaml source once (one that cannot be fetched is a warning, as at `run`'s startup)."""
@@ -28,11 +38,9 @@ def _load(paths: Sequence[str], settings_file: str | None = None) -> tuple[Snaps
     from gateway.loader.sources import RegistrySources
     from gateway.schemaregistry import SchemaRegistrySettings, load_schema_registries
     from gateway.limits import DEFAULT_LIMITS
-    from gateway.settings import SETTINGS_FILES, load_limits, load_remote_policy, load_sources
+    from gateway.settings import load_limits, load_remote_policy, load_sources
 
-    if settings_file is None:
-        beside = (Path(p) / name for p in paths if Path(p).is_dir() for name in SETTINGS_FILES)
-        settings_file = next((str(candidate) for candidate in beside if candidate.is_file()), None)
+    settings_file = _settings_file(paths, settings_file)
     fetcher: RemoteFetcher | None = None
     problems: list[Diagnostic] = []
     registries: dict[str, SchemaRegistrySettings] = {}
@@ -136,10 +144,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from gateway.lint import lint_report, render_json, render_text
+    from gateway.lint import lint_report, render_json, render_text, run_diagnostics
 
     snapshot, ruleset = _load(args.paths, args.settings)
-    report = lint_report(snapshot, ruleset)
+    # what `run` and a reload would refuse besides: every section of gateway.yaml, routes, each routed
+    # endpoint as its adapter reads it
+    report = lint_report(snapshot, ruleset, run_diagnostics(snapshot, _settings_file(args.paths, args.settings)))
     print(render_json(report) if args.format == "json" else render_text(report))
     return EXIT_NONCONFORMANT if report["errors"] else EXIT_OK
 

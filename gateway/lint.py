@@ -1,22 +1,36 @@
-"""`xgate lint`: what each document holds, and every warning and error found loading and compiling it."""
+"""`xgate lint`: what each document holds, and every warning and error found loading and compiling it, and
+every problem that would stop `xgate run` or a reload: gateway.yaml's sections, its routes, and each endpoint a
+route connects to as its adapter reads it (the same `load_settings_file` and `resolve_routes` they call)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from pathlib import Path
+
 from gateway.compiler import Ruleset
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot
 from gateway.runtime.credentials import credential_warnings
+from gateway.runtime.routes import resolve_routes
+from gateway.settings import Settings, load_settings_file
 
 
-def all_diagnostics(snapshot: Snapshot, ruleset: Ruleset) -> list[Diagnostic]:
-    return list(snapshot.diagnostics) + list(ruleset.diagnostics) + credential_warnings(snapshot.registry)
+def run_diagnostics(snapshot: Snapshot, settings_file: str | None) -> list[Diagnostic]:
+    """What `run` (and a reload) refuses beyond loading and compiling: the whole gateway.yaml, the routes and
+    the endpoints they connect to."""
+    settings, problems = (Settings(), []) if settings_file is None else load_settings_file(Path(settings_file))
+    return [*problems, *resolve_routes(snapshot.registry, settings)[1]]
 
 
-def lint_report(snapshot: Snapshot, ruleset: Ruleset) -> dict[str, Any]:
-    diagnostics = all_diagnostics(snapshot, ruleset)
+def all_diagnostics(snapshot: Snapshot, ruleset: Ruleset, more: list[Diagnostic] | None = None) -> list[Diagnostic]:
+    found = [*snapshot.diagnostics, *ruleset.diagnostics, *credential_warnings(snapshot.registry), *(more or ())]
+    return list(dict.fromkeys(found))  # the offline load read some gateway.yaml sections already
+
+
+def lint_report(snapshot: Snapshot, ruleset: Ruleset, more: list[Diagnostic] | None = None) -> dict[str, Any]:
+    diagnostics = all_diagnostics(snapshot, ruleset, more)
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         by_file.setdefault(diagnostic.file, []).append(diagnostic)

@@ -479,6 +479,11 @@ def load_settings(config_dir: str | Path) -> tuple[Settings, list[Diagnostic]]:
     path = next((directory / n for n in SETTINGS_FILES if (directory / n).is_file()), None)
     if path is None:
         return Settings(), []
+    return load_settings_file(path)
+
+
+def load_settings_file(path: Path) -> tuple[Settings, list[Diagnostic]]:
+    """Every section of one gateway.yaml, as `run` and a reload read it (`xgate lint --settings FILE` too)."""
     raw, problem = decode_file(path)
     if problem is not None:
         return Settings(file=str(path)), [problem]
