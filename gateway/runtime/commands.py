@@ -23,6 +23,7 @@ from gateway.recorded import RecordError, envelope_from_record, record_from_enve
 from gateway.registry_api import RegistryView
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime import heap
+from gateway.runtime.endpoint_checks import endpoint_problems
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
@@ -131,20 +132,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _endpoint(args: argparse.Namespace, command: str) -> EndpointConfig | None:
-    """The endpoint a capture or replay talks to, or None after saying why it cannot."""
+def _endpoint(args: argparse.Namespace, command: str, role: str) -> EndpointConfig | None:
+    """The endpoint a capture (role "source") or replay ("sink") talks to, or None after saying why it cannot:
+    checked as `run` checks a route's endpoints, before connecting."""
     snapshot, _, settings, diagnostics = _startup(args.config)
     _report(diagnostics)
     if args.endpoint not in snapshot.registry.endpoints:
         print(f"xgate {command}: endpoint {args.endpoint!r} is not in the registry "
               f"(known: {', '.join(sorted(snapshot.registry.endpoints)) or 'none'})", file=sys.stderr)
         return None
-    return endpoint_config(snapshot.registry, args.endpoint, settings)
+    config = endpoint_config(snapshot.registry, args.endpoint, settings)
+    problems = endpoint_problems(snapshot.registry, settings, config, role, f"the endpoint of xgate {command}")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return None if problems else config
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
     """Record live messages of one endpoint in the CONFORMANCE.md section 7 form (consumes them)."""
-    config = _endpoint(args, "capture")
+    config = _endpoint(args, "capture", "source")
     if config is None:
         return EXIT_USAGE
     if config.protocol == "KAFKA" and "consumergroup" not in config.options:
@@ -179,7 +185,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Publish recorded messages to one endpoint (re-mapped when they were recorded on another protocol)."""
-    config = _endpoint(args, "replay")
+    config = _endpoint(args, "replay", "sink")
     if config is None:
         return EXIT_USAGE
     source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")

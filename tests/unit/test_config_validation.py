@@ -149,3 +149,13 @@ def test_the_command_line_says_it_in_a_line_without_a_traceback(tmp_path: Path) 
     assert [line for line in done.stderr.splitlines() if "/routes/0/conformant" in line] == [
         f"{directory / 'gateway.yaml'}#/routes/0/conformant: error [settings]: expected one endpoint id, "
         "found ['n.out', 'h.in']"]
+
+
+@pytest.mark.parametrize("command, endpoint_id", [("capture", "n.in"), ("replay", "n.out")])
+def test_capture_and_replay_check_their_endpoint_the_same_way(command: str, endpoint_id: str, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    bad = endpoint("NATS", "consumer", None, subject="cfgcheck.x")
+    directory = write(tmp_path / "c", "", {endpoint_id: bad})
+    assert main([command, "--config", str(directory), "--endpoint", endpoint_id]) == 2
+    err = capsys.readouterr().err
+    assert located(err, directory, DOC, f"/endpoints/{endpoint_id}/protocoloptions/endpoints", "no server uri"), err
