@@ -50,8 +50,12 @@ def _pairs(field: str, name: str, casefold: bool, decode: bool = False) -> Gette
 
 def _section(section: str, name: str) -> Getter:
     def get(view: MessageView) -> tuple[tuple[Any, ...], bool]:
-        values = view.envelope.fields.get(section) or {}
-        return ((values[name],) if name in values and values[name] is not None else NONE), False
+        value = (view.envelope.fields.get(section) or {}).get(name)
+        if value is None:
+            return NONE, False
+        # an AMQP property arrives with its native type or as text (CONFORMANCE.md 5.7): text is read in its
+        # canonical string form, so "2" is an integer and "true" a boolean, as 2 and true are
+        return (value,), value.__class__ is str
     return get
 
 
