@@ -15,10 +15,11 @@ from typing import TextIO
 from gateway import __version__
 from gateway.check import Summary, judge_lines, judge_record
 from gateway.compiler import Ruleset, compile_registry
-from gateway.errors import Diagnostic, Severity
+from gateway.errors import Diagnostic
 from gateway.loader import Snapshot, load_snapshot
+from gateway.usable import EXIT_USAGE, report_diagnostics, unusable
 
-EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_NONCONFORMANT = 0, 1
 
 
 def _settings_file(paths: Sequence[str], given: str | None) -> str | None:
@@ -34,10 +35,10 @@ def _settings_file(paths: Sequence[str], given: str | None) -> str | None:
 def _load(paths: Sequence[str], settings_file: str | None = None) -> tuple[Snapshot, Ruleset]:
     """Load as `xgate run` would: http(s) references are fetched as the `remote` settings allow, and each
     gateway.yaml source once (one that cannot be fetched is a warning, as at `run`'s startup)."""
+    from gateway.limits import DEFAULT_LIMITS
     from gateway.loader.fetch import RemoteFetcher, fetcher_for
     from gateway.loader.sources import RegistrySources
     from gateway.schemaregistry import SchemaRegistrySettings, load_schema_registries
-    from gateway.limits import DEFAULT_LIMITS
     from gateway.settings import load_limits, load_remote_policy, load_sources
 
     settings_file = _settings_file(paths, settings_file)
@@ -61,20 +62,6 @@ def _load(paths: Sequence[str], settings_file: str | None = None) -> tuple[Snaps
     return snapshot, compile_registry(snapshot.registry, snapshot.digest, limits)
 
 
-def _report_diagnostics(snapshot: Snapshot, ruleset: Ruleset, stream: TextIO) -> int:
-    errors = 0
-    for diagnostic in list(snapshot.diagnostics) + list(ruleset.diagnostics):
-        if diagnostic.code == "duplicate" and diagnostic.severity is Severity.WARNING:
-            continue
-        errors += diagnostic.severity is Severity.ERROR
-        print(diagnostic, file=stream)
-    return errors
-
-
-def _nothing_compiled(ruleset: Ruleset) -> bool:
-    return not any(rules.definitions for rules in ruleset.endpoints.values())
-
-
 class _Progress:
     """A one-line running count on a terminal's stderr, refreshed at most twice a second."""
 
@@ -94,23 +81,6 @@ class _Progress:
     def done(self) -> None:
         if self.shown != self.started:
             self.stream.write("\n")
-
-
-def unusable(command: str, snapshot: Snapshot, ruleset: Ruleset, *, strict: bool,
-             endpoint: str | None) -> int | None:
-    """Report load problems on stderr; the exit code when the ruleset cannot be used as asked, else None."""
-    errors = _report_diagnostics(snapshot, ruleset, sys.stderr)
-    if strict and errors:
-        print(f"xgate {command}: {errors} load error(s) and --strict is set", file=sys.stderr)
-        return EXIT_USAGE
-    if _nothing_compiled(ruleset):
-        print(f"xgate {command}: no endpoint with message definitions could be compiled", file=sys.stderr)
-        return EXIT_USAGE
-    if endpoint and endpoint not in ruleset.endpoints:
-        print(f"xgate {command}: --endpoint {endpoint!r} is not in the registry "
-              f"(known: {', '.join(sorted(ruleset.endpoints)) or 'none'})", file=sys.stderr)
-        return EXIT_USAGE
-    return None
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -159,7 +129,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from gateway.recorded import RecordError, envelope_from_record
 
     snapshot, ruleset = _load(args.registry, args.settings)
-    _report_diagnostics(snapshot, ruleset, sys.stderr)
+    report_diagnostics(snapshot, ruleset, sys.stderr)
     try:
         record = json.loads(Path(args.message).read_text("utf-8") if args.message != "-" else sys.stdin.read())
         rules = ruleset.endpoints.get(record.get("endpoint", args.endpoint) or "") or ruleset.default_endpoint()

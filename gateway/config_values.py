@@ -1,5 +1,7 @@
 """Reading configuration values the way gateway.yaml and documents write them: one reader per kind, with
-bounds, and one message form (`expected <what>, found <value>`) for gateway.yaml settings and adapter options.
+bounds, and one message form (`expected <what>, found <value>`) for gateway.yaml settings and adapter options;
+`${VAR}` expansion, secrets from `<name>_file`, and problems as Diagnostics, for every gateway.yaml section's
+reader (gateway/settings.py and gateway/schemaregistry/config.py both use them; neither imports the other back).
 
 Text counts where a number or flag is expected: `${XGATE_INFLIGHT:-1000}` expands to text, and so does a
 value from an environment variable. A value of the wrong kind raises ValueProblem, whose text is the reason.
@@ -8,8 +10,14 @@ value from an environment variable. A value of the wrong kind raises ValueProble
 from __future__ import annotations
 
 import math
+import os
+import re
+from pathlib import Path
 from typing import Any
 
+from gateway.errors import Diagnostic, Severity
+
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no")
 
@@ -100,3 +108,44 @@ def text(value: Any, *, choices: tuple[str, ...] = (), lower: bool = False) -> s
     if choices and found not in choices:
         raise ValueProblem(f"expected one of {', '.join(choices)}, found {value!r}")
     return found
+
+
+def expand_env(value: Any, where: str, problems: list[str]) -> Any:
+    """`${VAR}` and `${VAR:-default}` from the environment, recursively."""
+    if isinstance(value, str):
+        def replace(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in os.environ:
+                return os.environ[name]
+            if default is not None:
+                return default
+            problems.append(f"{where}: environment variable {name} is not set")
+            return ""
+        return _ENV.sub(replace, value)
+    if isinstance(value, dict):
+        return {k: expand_env(v, f"{where}/{k}", problems) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_env(v, f"{where}/{i}", problems) for i, v in enumerate(value)]
+    return value
+
+
+def read_secret(raw: dict[str, Any], name: str, where: str, problems: list[str]) -> str | None:
+    """`name` as written (usually `${ENV_VAR}`), or the content of the file `<name>_file` names."""
+    if raw.get(name) is not None and raw.get(f"{name}_file") is not None:
+        problems.append(f"{where}/{name}_file: give either {name} or {name}_file, not both")
+    if raw.get(name) is not None:
+        return str(raw[name])
+    path = raw.get(f"{name}_file")
+    if path is None:
+        return None
+    try:
+        return Path(str(path)).read_text("utf-8").strip()
+    except OSError as exc:
+        problems.append(f"{where}/{name}_file: cannot read {path}: {exc.strerror}")
+        return None
+
+
+def settings_diagnostics(path: str | Path, problems: list[str]) -> list[Diagnostic]:
+    """Errors of gateway.yaml from "pointer: reason" texts, as every section's reader collects them."""
+    return [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
+                       code="settings") for text in problems]

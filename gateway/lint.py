@@ -5,9 +5,8 @@ route connects to as its adapter reads it (the same `load_settings_file` and `re
 from __future__ import annotations
 
 import json
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from gateway.compiler import Ruleset
 from gateway.errors import Diagnostic, Severity

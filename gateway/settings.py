@@ -59,8 +59,6 @@ sources:                          # xRegistry servers followed beside the local 
 from __future__ import annotations
 
 import contextlib
-import os
-import re
 import ssl
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -68,6 +66,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gateway import config_values
+from gateway.config_values import expand_env as _expand
+from gateway.config_values import read_secret as _secret
+from gateway.config_values import settings_diagnostics
 from gateway.errors import Diagnostic, Severity
 from gateway.limits import DEFAULT_LIMITS, Limits
 from gateway.loader.decode import decode_file
@@ -78,7 +79,6 @@ from gateway.schemaregistry.config import SchemaRegistrySettings, base_url, pars
 
 POLICIES = ("forward", "observe", "reject", "drop")
 SETTINGS_FILES = ("gateway.yaml", "gateway.yml")
-_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 # secrets an endpoint hands to its adapter in `extra`, which may also be read from `<name>_file`
 _EXTRA_SECRETS = ("apikey", "token")
 _TLS_KEYS = ("ca", "cert", "key", "verify")
@@ -141,41 +141,6 @@ class Settings:
     sources: tuple[RegistrySource, ...] = ()
 
 
-def _expand(value: Any, where: str, problems: list[str]) -> Any:
-    """`${VAR}` and `${VAR:-default}` from the environment, recursively."""
-    if isinstance(value, str):
-        def replace(match: re.Match[str]) -> str:
-            name, default = match.group(1), match.group(2)
-            if name in os.environ:
-                return os.environ[name]
-            if default is not None:
-                return default
-            problems.append(f"{where}: environment variable {name} is not set")
-            return ""
-        return _ENV.sub(replace, value)
-    if isinstance(value, dict):
-        return {k: _expand(v, f"{where}/{k}", problems) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_expand(v, f"{where}/{i}", problems) for i, v in enumerate(value)]
-    return value
-
-
-def _secret(raw: dict[str, Any], name: str, where: str, problems: list[str]) -> str | None:
-    """`name` as written (usually `${ENV_VAR}`), or the content of the file `<name>_file` names."""
-    if raw.get(name) is not None and raw.get(f"{name}_file") is not None:
-        problems.append(f"{where}/{name}_file: give either {name} or {name}_file, not both")
-    if raw.get(name) is not None:
-        return str(raw[name])
-    path = raw.get(f"{name}_file")
-    if path is None:
-        return None
-    try:
-        return Path(str(path)).read_text("utf-8").strip()
-    except OSError as exc:
-        problems.append(f"{where}/{name}_file: cannot read {path}: {exc.strerror}")
-        return None
-
-
 def _endpoints(raw: Any, problems: list[str]) -> dict[str, EndpointSettings]:
     if raw is None:
         return {}
@@ -224,12 +189,6 @@ def _tls(raw: Any, where: str, problems: list[str]) -> dict[str, Any] | None:
         problems.append(f"{where}/tls/verify: expected true or false, found {verify!r}")
         verify = True
     return {**raw, "verify": verify}
-
-
-def settings_diagnostics(path: str | Path, problems: list[str]) -> list[Diagnostic]:
-    """Errors of gateway.yaml from "pointer: reason" texts, as every section's reader collects them."""
-    return [Diagnostic(Severity.ERROR, str(path), text.split(": ", 1)[1], pointer=text.split(": ", 1)[0],
-                       code="settings") for text in problems]
 
 
 def _number(raw: dict[str, Any], key: str, default: float, where: str, problems: list[str], *,

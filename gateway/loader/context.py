@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from gateway.errors import Diagnostic, Severity
-from gateway.model import Origin
+from gateway.model import Origin, Ref
+from gateway.model.resolved import PayloadSchema
+
+# (schema, note, ok): what following a schema reference gives
+Resolved = tuple[PayloadSchema | None, str | None, bool]
+
+
+class Reporter(Protocol):
+    """Where a resolving step says what went wrong (the loader's Resolver)."""
+
+    def error(self, origin: Origin, message: str, code: str) -> None: ...
+
+    def warn(self, origin: Origin, message: str, code: str) -> None: ...
+
+
+class SchemaSource(Protocol):
+    """Schemas from somewhere other than the documents (gateway.yaml `schemaregistries`), handed to the
+    Resolver: `resolve` gives None for a reference that is not its own."""
+
+    def resolve(self, ref: Ref, fmt: Any, where: Origin, reporter: Reporter) -> Resolved | None: ...
 
 
 class Ctx:

@@ -17,25 +17,25 @@ from typing import Any
 
 from gateway.errors import Diagnostic, Severity
 from gateway.loader.bundle import RefUnavailable, bundle, is_legacy
+from gateway.loader.context import SchemaSource
 from gateway.loader.merge import deep_merge
 from gateway.loader.referenced import ReferencedSources, Unavailable
 from gateway.loader.refs import entity_path, is_url, pointer_segments
 from gateway.loader.versions import default_version
 from gateway.model import Entity, Origin, Ref
 from gateway.model.resolved import EndpointDefinition, MessageDefinition, PayloadSchema, Registry
-from gateway.schemaregistry.resolve import SchemaRegistries
 
 MAX_CHAIN = 32
 
 
 class Resolver:
     def __init__(self, merged: dict[str, dict[str, Entity]], sources: ReferencedSources,
-                 registries: SchemaRegistries | None = None) -> None:
+                 registries: SchemaSource | None = None) -> None:
         self.merged = merged
         self.sources = sources
         self.diagnostics: list[Diagnostic] = []
-        # Confluent-compatible schema registries (gateway.yaml `schemaregistries`)
-        self.registries = registries if registries is not None else SchemaRegistries({}, sources)
+        # Confluent-compatible schema registries (gateway.yaml `schemaregistries`), handed in by the snapshot
+        self.registries = registries
 
     # -- reporting ---------------------------------------------------------------------------------
     def error(self, origin: Origin, message: str, code: str) -> None:
@@ -120,7 +120,7 @@ class Resolver:
 
     def _follow_schema(self, ref: Ref, fmt: Any, where: Origin,
                        depth: int) -> tuple[PayloadSchema | None, str | None, bool]:
-        from_registry = self.registries.resolve(ref, fmt, where, self)
+        from_registry = self.registries.resolve(ref, fmt, where, self) if self.registries is not None else None
         if from_registry is not None:
             return from_registry
         refusal = self.sources.remote_refusal(ref.file) if ref.kind == "remote" else None

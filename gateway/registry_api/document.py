@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gateway.loader.snapshot import Snapshot
 from gateway.loader.endpoints import address_entries
+from gateway.loader.snapshot import Snapshot
 from gateway.loader.versions import default_version
 from gateway.model import Entity, Ref
 from gateway.model.resolved import EndpointDefinition, MessageDefinition

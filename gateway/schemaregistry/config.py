@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from gateway.config_values import expand_env, read_secret, settings_diagnostics
 from gateway.errors import Diagnostic
+from gateway.loader.decode import decode_file
 
 # a registry name is the host part of `confluent://<name>/...`
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -133,13 +135,11 @@ def parse_schemaregistries(raw: Any, problems: list[str], secret: Secret) -> dic
 def load_schema_registries(path: str | Path) -> tuple[dict[str, SchemaRegistrySettings], list[Diagnostic]]:
     """Only the `schemaregistries` section of a gateway.yaml, for the offline commands (`check`, `lint`,
     `explain`), as `load_remote_policy` reads only `remote`."""
-    from gateway.loader.decode import decode_file
-    from gateway.settings import _expand, _secret, settings_diagnostics  # gateway.settings imports this module
-
     raw, problem = decode_file(Path(path))
     if problem is not None:
         return {}, []  # load_remote_policy reports the unreadable file already
     problems: list[str] = []
-    section = _expand(raw.get("schemaregistries"), "/schemaregistries", problems) if isinstance(raw, dict) else None
-    registries = parse_schemaregistries(section, problems, _secret)
+    section = expand_env(raw.get("schemaregistries"), "/schemaregistries", problems) if isinstance(raw, dict) \
+        else None
+    registries = parse_schemaregistries(section, problems, read_secret)
     return registries, settings_diagnostics(path, problems)

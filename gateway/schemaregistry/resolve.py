@@ -20,22 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from gateway.loader.context import Reporter, Resolved
 from gateway.loader.referenced import REMOTE_OFF, ReferencedSources
 from gateway.model import Origin, Ref
-from gateway.model.resolved import PayloadSchema
 from gateway.schemaregistry.client import RegistryClient, RegistryError
 from gateway.schemaregistry.config import SchemaRegistrySettings
 from gateway.schemaregistry.model import SCHEMA_TYPES, RegisteredSchema, RegistryPayloadSchema
 from gateway.schemaregistry.references import RegistryRef, parse_reference
 
-if TYPE_CHECKING:
-    from gateway.loader.resolve import Resolver
-
 MAX_VERSIONS = 100
 CODE = "schema-registry"
-Resolved = tuple[PayloadSchema | None, str | None, bool]
 
 
 class SchemaRegistries:
@@ -47,7 +43,7 @@ class SchemaRegistries:
         self._clients: dict[str, RegistryClient] = {}
         self._known: dict[str, dict[int, str]] = {}
 
-    def resolve(self, ref: Ref, fmt: Any, where: Origin, resolver: Resolver) -> Resolved | None:
+    def resolve(self, ref: Ref, fmt: Any, where: Origin, resolver: Reporter) -> Resolved | None:
         """(schema, note, ok) as `Resolver._follow_schema` returns, or None for a reference that is not a
         registry's."""
         if ref.kind != "remote":
@@ -82,12 +78,12 @@ class SchemaRegistries:
         return self._payload(parsed, allowed, fmt, client, where, resolver)
 
     # -- steps ------------------------------------------------------------------------------------------
-    def _not_fetched(self, parsed: RegistryRef, reason: str, where: Origin, resolver: Resolver) -> Resolved:
+    def _not_fetched(self, parsed: RegistryRef, reason: str, where: Origin, resolver: Reporter) -> Resolved:
         note = f"schema {parsed.text} is not fetched, so the payload is not validated: {reason}"
         resolver.warn(where, note, "remote-schema")
         return None, note, True
 
-    def _client(self, registry: SchemaRegistrySettings, resolver: Resolver, where: Origin) -> RegistryClient:
+    def _client(self, registry: SchemaRegistrySettings, resolver: Reporter, where: Origin) -> RegistryClient:
         client = self._clients.get(registry.name)
         if client is None:
             assert self.sources.fetcher is not None
@@ -103,7 +99,7 @@ class SchemaRegistries:
                 self._prefetch(client, resolver, where)
         return client
 
-    def _prefetch(self, client: RegistryClient, resolver: Resolver, where: Origin) -> None:
+    def _prefetch(self, client: RegistryClient, resolver: Reporter, where: Origin) -> None:
         """The configured `subjects`, so that their ids are known (an id of theirs that a definition does
         not allow is then reported as not allowed, not as unknown)."""
         for subject in client.settings.subjects:
@@ -118,7 +114,7 @@ class SchemaRegistries:
         self._known[client.settings.name].setdefault(schema.id, schema.label)
         return schema
 
-    def _allowed(self, client: RegistryClient, parsed: RegistryRef, resolver: Resolver,
+    def _allowed(self, client: RegistryClient, parsed: RegistryRef, resolver: Reporter,
                  where: Origin) -> tuple[RegisteredSchema, ...]:
         if parsed.schema_id is not None:
             return (self._remember(client, client.schema(parsed.schema_id)),)
@@ -133,7 +129,7 @@ class SchemaRegistries:
         return tuple(self._remember(client, client.subject_version(parsed.subject, v)) for v in versions)
 
     def _payload(self, parsed: RegistryRef, allowed: tuple[RegisteredSchema, ...], fmt: Any, client: RegistryClient,
-                 where: Origin, resolver: Resolver) -> Resolved:
+                 where: Origin, resolver: Reporter) -> Resolved:
         from gateway.compiler.payload.formats import normalize_schema_format
 
         default = allowed[-1]  # the named version or id; the newest version for `latest`

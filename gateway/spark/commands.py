@@ -16,9 +16,9 @@ EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
 
 def cmd_spark(args: argparse.Namespace) -> int:
-    from gateway.cli import unusable
     from gateway.compiler import compile_registry
     from gateway.spark.shipping import bundle_from_paths
+    from gateway.usable import unusable
 
     missing = [name for name in ("pyspark", "pyarrow") if importlib.util.find_spec(name) is None]
     if missing:

@@ -146,9 +146,9 @@ def test_the_command_line_says_it_in_a_line_without_a_traceback(tmp_path: Path) 
                            "--metrics-address", ""], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and "TypeError" not in done.stderr
-    assert [line for line in done.stderr.splitlines() if "/routes/0/conformant" in line] == [
-        f"{directory / 'gateway.yaml'}#/routes/0/conformant: error [settings]: expected one endpoint id, "
-        "found ['n.out', 'h.in']"]
+    expected = (f"{directory / 'gateway.yaml'}#/routes/0/conformant: error [settings]: expected one endpoint id, "
+                "found ['n.out', 'h.in']")
+    assert [line for line in done.stderr.splitlines() if "/routes/0/conformant" in line] == [expected]
 
 
 @pytest.mark.parametrize("command, endpoint_id", [("capture", "n.in"), ("replay", "n.out")])

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import PayloadValidator, compile_payload_validator
+from .base import PayloadValidator
+from .compile import compile_payload_validator
 from .formats import SchemaFormat, implied_content_types, normalize_schema_format
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""The payload validator contract and the helpers every format shares.
+"""The payload validator contract and the helpers every format shares (the formats import this module; it
+imports none of them: `compile.py` is where a format is chosen).
 
 A validator is compiled once per schema (load time, may raise
 SchemaCompileError) and then called per message. On the per-message path it
@@ -12,11 +13,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from gateway import jsontext
-from gateway.errors import SchemaCompileError
 from gateway.limits import nesting_violation
 from gateway.verdict import Rule, Violation, truncate
-
-from .formats import AVRO, JSONSCHEMA, PROTOBUF, XSD, SchemaFormat
 
 # A payload can fail in many places; a verdict stays readable with the first few.
 MAX_VIOLATIONS = 10
@@ -37,45 +35,6 @@ class PayloadValidator(Protocol):
     def check_value(self, value: object) -> Violations | None:
         """An already-parsed JSON value (the `data` member of a structured CloudEvent)."""
         ...
-
-
-def compile_payload_validator(
-    fmt: SchemaFormat,
-    schema: object,
-    *,
-    type_name: str | None = None,
-    where: str = "",
-) -> PayloadValidator:
-    """Compile `schema` of format `fmt`; raises SchemaCompileError when it cannot compile.
-
-    `type_name` selects a named type inside the schema (Avro named type,
-    Protobuf message, XSD global element); JSON Schema ignores it. `where`
-    labels the schema in error messages (for example its registry path).
-    """
-    # Imported lazily: a deployment that only uses JSON Schema never loads protoc or xmlschema.
-    try:
-        if fmt.kind == JSONSCHEMA:
-            from .jsonschema import compile_jsonschema
-
-            return compile_jsonschema(schema, fmt.version)
-        if fmt.kind == AVRO:
-            from .avro import compile_avro
-
-            return compile_avro(schema, type_name)
-        if fmt.kind == PROTOBUF:
-            from .protobuf import compile_protobuf
-
-            return compile_protobuf(schema, type_name)
-        if fmt.kind == XSD:
-            from .xsd import compile_xsd
-
-            return compile_xsd(schema, fmt.version, type_name)
-    except SchemaCompileError as exc:
-        if not where:
-            raise
-        raise SchemaCompileError(f"{where}: {exc}", exc.pointer) from exc
-    message = f"unsupported schema format {fmt.kind!r}"
-    raise SchemaCompileError(f"{where}: {message}" if where else message)
 
 
 def json_pointer(parts: list[str | int] | tuple[str | int, ...]) -> str:

@@ -27,7 +27,8 @@ from gateway.errors import SchemaCompileError
 from gateway.schemaregistry.model import SCHEMA_TYPES, RegistryPayloadSchema
 from gateway.schemaregistry.wire import HEADER_SIZE, MAGIC, read_message_indexes
 
-from .base import PayloadValidator, Violations, compile_payload_validator, decode_violation, schema_violation
+from .base import PayloadValidator, Violations, decode_violation, schema_violation
+from .compile import compile_payload_validator
 from .formats import JSONSCHEMA, PROTOBUF, SchemaFormat, normalize_schema_format
 
 HEADER = "Confluent wire format: magic byte 0x00, then a 4-byte schema id"
