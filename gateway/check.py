@@ -52,11 +52,18 @@ def judge_lines(ruleset: Ruleset, lines: Iterable[str], endpoint: str | None = N
             yield judge_line(ruleset, line, endpoint)
 
 
+UNMATCHED_LABEL = "(unmatched: no message named)"
+
+
 @dataclass
 class Summary:
-    """Counts for `--format table` and progress reports."""
+    """Counts for `--format table` and progress reports.
+
+    `unmatched` counts the nonconformant verdicts that name no message (rule `no-match`, a `limit`, an
+    unreadable record): what `xgate run` routes to a route's `unmatched` destination (runtime/router.py)."""
 
     total: int = 0
+    unmatched: int = 0
     by_verdict: Counter[str] = field(default_factory=Counter)
     by_message: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     by_rule: Counter[str] = field(default_factory=Counter)
@@ -65,7 +72,8 @@ class Summary:
         self.total += 1
         self.by_verdict[verdict.outcome.value] += 1
         if verdict.messageid is None:
-            self.by_message[(verdict.outcome.value, "(unknown or unreadable)", "")] += 1
+            self.unmatched += verdict.outcome is Outcome.NONCONFORMANT
+            self.by_message[(verdict.outcome.value, UNMATCHED_LABEL, "")] += 1
         else:
             self.by_message[(verdict.outcome.value, verdict.messagegroupid or "", verdict.messageid)] += 1
         for violation in verdict.violations:
@@ -74,9 +82,9 @@ class Summary:
     def render(self) -> str:
         lines = [f"messages: {self.total}"]
         for outcome in ("conformant", "nonconformant"):
-            count = self.by_verdict.get(outcome, 0)
-            share = f" ({100 * count / self.total:.1f}%)" if self.total else ""
-            lines.append(f"  {outcome:<14} {count:>8}{share}")
+            lines.append(f"  {outcome:<14} {self._count(self.by_verdict.get(outcome, 0))}")
+        lines.append(f"    {'unmatched':<12} {self._count(self.unmatched)}  (nonconformant, no message named: "
+                     "`run` routes these as unmatched)")
         if self.by_message:
             lines.append("by message definition:")
             names = {key: f"{key[1]}/{key[2]}" if key[2] else key[1] for key in self.by_message}
@@ -88,3 +96,7 @@ class Summary:
             for rule, count in self.by_rule.most_common():
                 lines.append(f"  {rule:<14} {count:>8}")
         return "\n".join(lines)
+
+    def _count(self, count: int) -> str:
+        share = f" ({100 * count / self.total:.1f}%)" if self.total else ""
+        return f"{count:>8}{share}"
