@@ -67,12 +67,13 @@ def test_an_entry_without_an_address_is_a_load_error_with_its_pointer(tmp_path: 
     assert "bootstrap.servers" in errors[0].message
 
 
-def test_the_registry_document_serves_kafka_in_the_rc4_form(tmp_path: Path) -> None:
+@pytest.mark.parametrize("resolved", [False, True], ids=["export", "registry-api"])
+def test_the_registry_document_serves_kafka_in_the_rc4_form(tmp_path: Path, resolved: bool) -> None:
     doc = endpoints_doc(tmp_path / "k.xreg.json", {
         "k.in": kafka([RC4]), "k.sasl": kafka([{"uri": "SASL_SSL://k:9093"}]),
         "n.in": {"usage": ["consumer"], "protocol": "NATS",
                  "protocoloptions": {"endpoints": [{"uri": "nats://127.0.0.1:4222"}], "subject": "s"}}})
-    served = registry_document(load_snapshot([str(doc)]), resolved=False)["endpoints"]
+    served = registry_document(load_snapshot([str(doc)]), resolved=resolved)["endpoints"]
     assert served["k.in"]["protocoloptions"]["endpoints"] == [RC4]
     # a scheme says the security protocol: kept as the older uri form, which still loads
     assert served["k.sasl"]["protocoloptions"]["endpoints"] == [{"uri": "SASL_SSL://k:9093"}]
