@@ -58,7 +58,6 @@ sources:                          # xRegistry servers followed beside the local 
 
 from __future__ import annotations
 
-import contextlib
 import ssl
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -182,13 +181,7 @@ def _tls(raw: Any, where: str, problems: list[str]) -> dict[str, Any] | None:
         return None
     problems.extend(f"{where}/tls/{key}: unknown setting (known: {', '.join(_TLS_KEYS)})"
                     for key in sorted(set(raw) - set(_TLS_KEYS), key=str))
-    verify = raw.get("verify", True)
-    if isinstance(verify, str) and verify.strip().lower() in ("true", "false"):
-        verify = verify.strip().lower() == "true"  # written as ${TLS_VERIFY:-true}
-    if not isinstance(verify, bool):
-        problems.append(f"{where}/tls/verify: expected true or false, found {verify!r}")
-        verify = True
-    return {**raw, "verify": verify}
+    return {**raw, "verify": _flag(raw, "verify", True, f"{where}/tls", problems)}  # ${TLS_VERIFY:-true} too
 
 
 def _number(raw: dict[str, Any], key: str, default: float, where: str, problems: list[str], *,
@@ -199,6 +192,15 @@ def _number(raw: dict[str, Any], key: str, default: float, where: str, problems:
     value = raw.get(key, default)
     try:
         return (config_values.integer if integer else config_values.number)(value, least=least)
+    except config_values.ValueProblem as problem:
+        problems.append(f"{where}/{key}: {problem}")
+        return default
+
+
+def _flag(raw: dict[str, Any], key: str, default: bool, where: str, problems: list[str]) -> bool:
+    """`raw[key]` as true or false (or their text), by the one value reader; else the default, and said."""
+    try:
+        return config_values.flag(raw.get(key, default))
     except config_values.ValueProblem as problem:
         problems.append(f"{where}/{key}: {problem}")
         return default
@@ -254,10 +256,7 @@ def _metrics(raw: Any, problems: list[str]) -> MetricsSettings:
         problems.append(f"{where}: basic auth needs both a username and a password (or their _file)")
     elif username is not None and (not username or ":" in username or not password):
         problems.append(f"{where}: the basic auth username must be non-empty without ':', the password non-empty")
-    probes = raw.get("probes_need_auth", True)
-    if not isinstance(probes, bool):
-        problems.append(f"{where}/probes_need_auth: expected true or false, found {probes!r}")
-        probes = True
+    probes = _flag(raw, "probes_need_auth", True, where, problems)
     cert, key, ca = _metrics_tls(raw.get("tls"), f"{where}/tls", problems)
     return MetricsSettings(cert, key, ca, username, password, probes)
 
@@ -333,11 +332,7 @@ def _source(raw: Any, where: str, fetcher: RemoteFetcher, problems: list[str]) -
                      f"fragment or credentials, found {url!r}")
     elif (refusal := fetcher.refusal(url)) is not None:
         found.append(f"{where}/url: {url} cannot be followed: {refusal}")
-    interval = raw.get("interval", DEFAULT_INTERVAL)
-    with contextlib.suppress(ValueError):
-        interval = float(interval.strip()) if isinstance(interval, str) else interval  # ${POLL:-30}
-    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= MIN_INTERVAL:
-        found.append(f"{where}/interval: expected seconds, at least {MIN_INTERVAL:g}, found {interval!r}")
+    interval = _number(raw, "interval", DEFAULT_INTERVAL, where, found, least=MIN_INTERVAL)  # ${POLL:-30} too
     token = _secret(raw, "bearer_token", where, found)
     username, password = _secret(raw, "username", where, found), _secret(raw, "password", where, found)
     if (username is None) != (password is None):

@@ -94,7 +94,7 @@ def test_metrics_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     ({"tls": {"cert": "/nonexistent/c.pem", "key": "/nonexistent/k.pem"}},
      "#/metrics/tls: error [settings]: cannot load cert '/nonexistent/c.pem', key '/nonexistent/k.pem': No such file"),
     ({"tls": {"cert": "c", "key": "k", "client_ca": "x"}}, "#/metrics/tls/client_ca: error [settings]: unknown"),
-    ({"probes_need_auth": "no"}, "#/metrics/probes_need_auth: error [settings]: expected true or false"),
+    ({"probes_need_auth": "maybe"}, "#/metrics/probes_need_auth: error [settings]: expected true or false"),
     ({"user": "prometheus"}, "#/metrics/user: error [settings]: unknown setting"),
     ("on", "#/metrics: error [settings]: expected a mapping"),
 ])
