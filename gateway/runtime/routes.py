@@ -77,20 +77,25 @@ def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route],
     problems: list[Diagnostic] = []
     where = settings.file or "gateway.yaml"
 
-    def problem(route: RouteSettings, message: str) -> None:
-        problems.append(Diagnostic(Severity.ERROR, where, f"route from {route.source!r} ({route.origin}): {message}",
-                                   code="route"))
+    def problem(route: RouteSettings, message: str, key: str) -> None:
+        file, pointer = where, f"{route.origin}/{key}"
+        labelled = registry.endpoints.get(route.source) if not route.origin.startswith("/") else None
+        if labelled is not None:  # a route from labels: they are in the source endpoint's document
+            file = labelled.origin.file
+            pointer = f"{labelled.origin.pointer}/labels" + (f"/{LABEL_PREFIX}{key}" if key != "source" else "")
+        problems.append(Diagnostic(Severity.ERROR, file, f"route from {route.source!r} ({route.origin}): {message}",
+                                   pointer=pointer, code="route"))
 
     for route in wanted.values():
         if route.source not in registry.endpoints:
-            problem(route, "the source endpoint is not in the registry")
+            problem(route, "the source endpoint is not in the registry", "source")
             continue
         if route.policy not in POLICIES:
-            problem(route, f"policy {route.policy!r} is not one of {', '.join(POLICIES)}")
+            problem(route, f"policy {route.policy!r} is not one of {', '.join(POLICIES)}", "policy")
             continue
         usage = registry.endpoints[route.source].attrs.get("usage") or []
         if usage and not set(usage) & set(SOURCE_USAGES):
-            problem(route, f"the source endpoint's usage is {usage}, not consumer or subscriber")
+            problem(route, f"the source endpoint's usage is {usage}, not consumer or subscriber", "source")
             continue
         destinations: dict[str, EndpointConfig | None] = {}
         broken = False
@@ -99,7 +104,7 @@ def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route],
             if target is None:
                 destinations[role] = None
             elif not isinstance(target, str) or target not in registry.endpoints:
-                problem(route, f"{role} destination {target!r} is not in the registry")
+                problem(route, f"{role} destination {target!r} is not in the registry", role)
                 broken = True
             else:
                 destinations[role] = endpoint_config(registry, target, settings)

@@ -48,7 +48,10 @@ DOC = "endpoints.xreg.json"
 # (case id, gateway.yaml, endpoint overrides, file the problem is in, its pointer, words of the reason)
 CASES: list[tuple[str, str, dict[str, Any], str, str, str]] = [
     ("unknown-endpoint", "routes:\n  - {source: n.in, conformant: n.nowhere}\n", {},
-     "gateway.yaml", "", "conformant destination 'n.nowhere' is not in the registry"),
+     "gateway.yaml", "/routes/0/conformant", "conformant destination 'n.nowhere' is not in the registry"),
+    ("label-policy", "", {"n.in": {**documents()["endpoints"]["n.in"],
+                                   "labels": {"xgate.route.conformant": "n.out", "xgate.route.policy": "bounce"}}},
+     DOC, "/endpoints/n.in/labels/xgate.route.policy", "policy 'bounce' is not one of"),
     ("list-for-one-id", "routes:\n  - {source: n.in, conformant: [n.out, h.in]}\n", {},
      "gateway.yaml", "/routes/0/conformant", "expected one endpoint id"),
     ("unknown-policy", "routes:\n  - {source: n.in, conformant: n.out, policy: bounce}\n", {},
