@@ -109,12 +109,7 @@ def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route],
             else:
                 destinations[role] = endpoint_config(registry, target, settings)
         source = endpoint_config(registry, route.source, settings)
-        # every endpoint as its adapter will read it: what would fail at connect time fails here
-        checked = [*endpoint_problems(registry, settings, source, "source", f"source of the route from "
-                                                                             f"{route.source!r}"),
-                   *(d for role, target in destinations.items() if target is not None
-                     for d in endpoint_problems(registry, settings, target, "sink",
-                                                f"{role} destination of the route from {route.source!r}"))]
+        checked = _adapter_problems(registry, settings, source, destinations)
         problems.extend(checked)
         if broken or checked:
             continue
@@ -123,3 +118,14 @@ def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route],
                             destinations["unmatched"] if route.unmatched else destinations["nonconformant"],
                             route.policy, route.inflight or settings.runtime.inflight))
     return routes, problems
+
+
+def _adapter_problems(registry: Registry, settings: Settings, source: EndpointConfig,
+                      destinations: dict[str, EndpointConfig | None]) -> list[Diagnostic]:
+    """Every endpoint of a route as its adapter will read it: what would fail at connect time fails here."""
+    found = endpoint_problems(registry, settings, source, "source", f"source of the route from {source.endpoint_id!r}")
+    for role, target in destinations.items():
+        if target is not None:
+            found += endpoint_problems(registry, settings, target, "sink",
+                                       f"{role} destination of the route from {source.endpoint_id!r}")
+    return found
