@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
