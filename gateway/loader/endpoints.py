@@ -27,13 +27,11 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
     if isinstance(options.get("options"), dict):
         options = {**options.pop("options"), **options}
     where, uris = _address_list(raw, options, config, origin)
-    usage = raw.get("usage", [])
-    usage = [usage] if isinstance(usage, str) else list(usage) if isinstance(usage, list) else []
     envelope_options: dict[str, Any] = raw["envelopeoptions"] if isinstance(raw.get("envelopeoptions"), dict) else {}
     attrs: dict[str, Any] = {
         "protocol": protocol, "protocoloptions": normalize_options(options, protocol),
         "endpoints": read_addresses(uris, where, ctx) if where is not None else [],
-        "usage": [str(u).lower() for u in usage],
+        "usage": _usage(raw.get("usage", [])),
         "envelope": normalize_envelope(raw.get("envelope")),
         "envelopemode": str(envelope_options.get("mode")).lower() if envelope_options.get("mode") else None,
         "labels": raw.get("labels") if isinstance(raw.get("labels"), dict) else {},
@@ -64,6 +62,11 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
             if msg is not None:
                 endpoint.children[mid] = msg
     return endpoint
+
+
+def _usage(usage: Any) -> list[str]:
+    usage = [usage] if isinstance(usage, str) else list(usage) if isinstance(usage, list) else []
+    return [str(u).lower() for u in usage]
 
 
 def _address_list(raw: dict[str, Any], options: dict[str, Any], config: dict[str, Any],
