@@ -87,7 +87,7 @@ def test_meta_entity(view: RegistryView) -> None:
     assert meta == {**meta, "schemaid": "reading", "xid": "/schemagroups/shop/schemas/reading/meta",
                     "self": f"{BASE}/schemagroups/shop/schemas/reading/meta", "epoch": 1, "readonly": True,
                     "defaultversionid": "2", "defaultversionsticky": False,
-                    "defaultversionurl": f"{BASE}/schemagroups/shop/schemas/reading/versions/2"}
+                    "defaultversionurl": f"{BASE}/schemagroups/shop/schemas/reading/versions/2$details"}
 
 
 def test_schema_versions_down_to_one_version(view: RegistryView) -> None:
