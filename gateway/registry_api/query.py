@@ -199,6 +199,7 @@ class Expression:
     attribute: tuple[Step, ...]
     op: str | None
     value: str | None  # None: `null`
+    source: str = ""   # as written, for errors
 
     def relative(self, depth: int) -> str:
         """The expression as written for a request `depth` collections further down."""
@@ -210,7 +211,10 @@ class Expression:
         return f"{text}{self.op}{'null' if self.value is None else self.value}"
 
     def holds(self, entity: dict[str, Any]) -> bool:
-        return matches(select(entity, self.attribute), self.op, self.value)
+        try:
+            return matches(select(entity, self.attribute), self.op, self.value)
+        except QueryError as exc:
+            raise QueryError("filter", self.source or exc.value, exc.detail) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +247,7 @@ def _expression(text: str, level: Level, prefix: tuple[str, ...]) -> Expression:
         steps = steps[1:]
     if len(steps) == 1 and steps[0].name is not None and steps[0].name in current.collections():
         raise ValueError(f"{steps[0].name!r} is a collection, not an attribute")
-    return Expression(tuple(colls), tuple(steps), op, value)
+    return Expression(tuple(colls), tuple(steps), op, value, text)
 
 
 def parse_filters(values: list[str], level: Level, prefix: tuple[str, ...] = ()) -> tuple[list[Filter], bool]:
