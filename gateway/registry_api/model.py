@@ -19,9 +19,9 @@ from typing import Any
 from gateway.registry_api.tree import GROUP_TYPES, GroupType, ResourceType
 
 SPECVERSION = "1.0-rc4"
-ANY_OBJECT = {"type": "object", "attributes": {"*": {"name": "*", "type": "any"}}}
-EXTENSIONS = {"*": {"name": "*", "type": "any"}}
-READONLY = {"readonly": True, "immutable": True, "required": True}
+ANY_OBJECT: dict[str, Any] = {"type": "object", "attributes": {"*": {"name": "*", "type": "any"}}}
+EXTENSIONS: dict[str, Any] = {"*": {"name": "*", "type": "any"}}
+READONLY: dict[str, Any] = {"readonly": True, "immutable": True, "required": True}
 COMPATIBILITY = ["backward", "backward_transitive", "forward", "forward_transitive", "full", "full_transitive"]
 
 

@@ -122,6 +122,12 @@ def test_registry_api_needs_the_metrics_credentials(tmp_path: Path) -> None:
         assert gateway.stop() == 0, gateway.output()
 
 
+def own_root(port: int) -> tuple[Any, str]:
+    """GET / on the registry's own address: the body and the `Link` header."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
+        return json.loads(response.read()), response.headers["Link"]
+
+
 def test_epochs_and_createdat_survive_a_restart_and_the_registry_has_an_address_of_its_own(tmp_path: Path) -> None:
     """Issue 19, points 8 and 12: a real `xgate run` restarted keeps epoch 2 at 2 and `createdat` as it was (state
     beside the config directory, the default); `registry.address` serves the API at the root of its own address."""
@@ -140,8 +146,7 @@ def test_epochs_and_createdat_survive_a_restart_and_the_registry_has_an_address_
         (world.config_dir / "other.xreg.json").write_text(json.dumps(other_group("/elsewhere/{shard}")))
         await until(lambda: epoch(gateway, first_path) == 2, 20, "the edited message's epoch rising")
         seen["message"], seen["root"] = get(gateway, first_path)[1], get(gateway, "/registry")[1]
-        with urllib.request.urlopen(f"http://127.0.0.1:{own_port}/", timeout=5) as response:
-            seen["own"], seen["link"] = json.loads(response.read()), response.headers["Link"]
+        seen["own"], seen["link"] = own_root(own_port)
 
     async def second_life(gateway: Gateway) -> None:
         await until(lambda: get(gateway, first_path)[0] == 200, 60, "/registry answering again")
