@@ -38,9 +38,11 @@ MESSAGE_ATTRS = ("description", "basemessage", "envelope", "envelopemetadata", "
 BASEMESSAGE = "basemessageuri"
 
 
-def registry_document(snapshot: Snapshot, *, resolved: bool) -> dict[str, Any]:
-    """The registry of `snapshot` as one document: `endpoints`, `messagegroups` and `schemagroups`."""
-    return _Writer(snapshot, resolved).document()
+def registry_document(snapshot: Snapshot, *, resolved: bool, schema_links: bool = False) -> dict[str, Any]:
+    """The registry of `snapshot` as one document: `endpoints`, `messagegroups` and `schemagroups`.
+    `schema_links` (the API): a resolved message whose schema is one of the registry's own keeps its reference
+    (`dataschemauri: /schemagroups/...`, what the document said) rather than a copy of the schema."""
+    return _Writer(snapshot, resolved, schema_links).document()
 
 
 def _file_schemas(snapshot: Snapshot) -> dict[tuple[str, str], Any]:
@@ -54,13 +56,17 @@ def _file_schemas(snapshot: Snapshot) -> dict[tuple[str, str], Any]:
     return found
 
 
-def _resolved_attrs(definition: MessageDefinition) -> dict[str, Any]:
-    """Materialized attributes, with the payload schema inlined when the loader resolved one."""
+def _resolved_attrs(definition: MessageDefinition, links: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+    """Materialized attributes, with the payload schema inlined when the loader resolved one; with `links`, a
+    reference it accepts (one into this registry's schema groups) is kept instead of inlining the schema."""
     attrs = dict(definition.attrs)
     payload = definition.payload
     if payload is None or payload.type_name is not None or isinstance(payload, RegistryPayloadSchema):
         # nothing resolved (or a `:Type` selector, which an inline `dataschema` cannot carry, or a schema
         # registry's, whose reference also says that payloads carry the Confluent wire format)
+        return attrs
+    if links is not None and "dataschema" not in attrs and \
+            any(links(attrs.get(key)) for key in ("dataschemauri", "dataschemaxid")):
         return attrs
     attrs["dataschema"] = payload.schema
     if payload.format is not None:
@@ -87,13 +93,15 @@ def _group_attrs(group: Entity | None) -> dict[str, Any]:
 
 
 class _Writer:
-    def __init__(self, snapshot: Snapshot, resolved: bool) -> None:
+    def __init__(self, snapshot: Snapshot, resolved: bool, schema_links: bool = False) -> None:
         self.snapshot = snapshot
         self.resolved = resolved
         self.files = _file_schemas(snapshot)
         self.extras = DeclaredAttributes(snapshot)
         self.declared = None if resolved else Declared(snapshot)
         loaded = loaded_urls(snapshot)
+        self.links: Callable[[Any], bool] | None = None if not schema_links else \
+            (lambda ref: isinstance(ref, Ref) and ref_text(ref, loaded).startswith("/schemagroups/"))
         self.text: Callable[[Ref], str] = (lambda ref: ref_text(ref, loaded)) if self.declared is None \
             else self.declared.text
 
@@ -171,7 +179,7 @@ class _Writer:
         for gid, definitions in members.items():
             group = registry.messagegroups.get(gid)
             attrs = _group_attrs(group)
-            messages = {d.messageid: self.message(d.messageid, _resolved_attrs(d), attrs, d.origin)
+            messages = {d.messageid: self.message(d.messageid, _resolved_attrs(d, self.links), attrs, d.origin)
                         for d in definitions}
             out[gid] = self.with_declared({"messagegroupid": gid, **attrs, "messages": messages},
                                      group.origin if group is not None else None, "messagegroup")
@@ -213,7 +221,7 @@ class _Writer:
         out["messagegroups"] = self._group_refs(endpoint)
         defaults = {"envelope": attrs.get("envelope"), "protocol": attrs.get("protocol")}
         if self.resolved:
-            out["messages"] = {m.messageid: self.message(m.messageid, _resolved_attrs(m), defaults, m.origin)
+            out["messages"] = {m.messageid: self.message(m.messageid, _resolved_attrs(m, self.links), defaults, m.origin)
                                for m in _inline_definitions(endpoint)}
         else:
             children = declared.children if declared is not None else {}

@@ -30,7 +30,7 @@ class RegistryView:
             self.update(snapshot)
 
     def update(self, snapshot: Snapshot) -> None:
-        root = build_tree(registry_document(snapshot, resolved=True))
+        root = build_tree(registry_document(snapshot, resolved=True, schema_links=True))
         with self._lock:
             before = dict(self._book.known), set(self._book.present)
             stamps = self._book.stamp(root)

@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 
 from gateway.loader import load_snapshot
-from gateway.registry_api import RegistryView
+from gateway.registry_api import RegistryView, registry_document
 from gateway.registry_api.state import StateFile, default_state_dir, state_file
 from gateway.settings import MetricsSettings, RegistrySettings, load_settings
 from tests.unit.builders import write_doc
@@ -118,14 +118,28 @@ def test_8_the_state_directory_gateway_yaml_names_else_one_beside_the_config(tmp
 
 # -- 9. message and schema attributes ----------------------------------------------------------------------------------
 
-def test_9_served_messages_carry_dataschema_or_dataschemauri_never_both(view: RegistryView) -> None:
+def test_9_served_messages_carry_dataschema_or_dataschemauri_never_both(tmp_path: Path) -> None:
+    """message/spec.md: `dataschema` and `dataschemauri` exclude each other. A schema of this registry is served as
+    the reference the document wrote (its schema groups are served too); a schema file is inlined."""
+    config = write_registry(tmp_path / "config")
+    (config / "reading.json").write_text(json.dumps(READING))
+    orders = orders_document()
+    orders["messagegroups"]["orders"]["messages"]["filed"] = {
+        "envelope": "CloudEvents/1.0", "envelopemetadata": {"type": {"value": "com.example.order.filed"}},
+        "dataschemaformat": "JsonSchema/draft-07", "dataschemauri": "reading.json"}
+    write_doc(config, "orders.xreg.json", orders)
+    snapshot, view = view_of(config)
     everything = ok(view, "", inline="")
     messages = [m for plural in ("endpoints", "messagegroups") for g in everything[plural].values()
                 for m in g["messages"].values()]
-    assert messages and all(not {"dataschema", "dataschemauri"} <= set(m) for m in messages)
-    placed = everything["messagegroups"]["orders"]["messages"]["placed"]
-    assert placed["dataschema"] == READING and "dataschemauri" not in placed
-    assert placed["dataschemaxid"] == "/schemagroups/shop/schemas/reading"  # which schema was inlined
+    assert len(messages) == 4 and all(not {"dataschema", "dataschemauri"} <= set(m) for m in messages)
+    served = everything["messagegroups"]["orders"]["messages"]
+    assert served["placed"]["dataschemauri"] == "/schemagroups/shop/schemas/reading"
+    assert served["filed"]["dataschema"] == READING and "dataschemauri" not in served["filed"]
+    # `xgate export --resolved` inlines every schema; the xid stays as `dataschemaxid`
+    exported = registry_document(snapshot, resolved=True)["messagegroups"]["orders"]["messages"]["placed"]
+    assert exported["dataschema"] == READING and "dataschemauri" not in exported
+    assert exported["dataschemaxid"] == "/schemagroups/shop/schemas/reading"
 
 
 def test_9_defaultversionurl_of_a_resource_with_a_document_ends_in_details(view: RegistryView) -> None:
@@ -254,8 +268,8 @@ def test_12_an_address_of_its_own_serves_the_registry_at_its_root(view: Registry
             root = f"http://127.0.0.1:{server.registry_port}"
             own = await http(server, "GET", "/", port=server.registry_port)
             everything = json.loads((await http(server, "GET", "/?inline", port=server.registry_port))[2])
-            xids = [m["dataschemaxid"] for g in everything["messagegroups"].values() for m in g["messages"].values()
-                    if "dataschemaxid" in m]
+            xids = [m["dataschemauri"] for g in everything["messagegroups"].values() for m in g["messages"].values()
+                    if "dataschemauri" in m]
             found = [json.loads((await http(server, "GET", x + "$details", port=server.registry_port))[2])
                      for x in xids]
             prefixed = await http(server, "GET", "/registry")
