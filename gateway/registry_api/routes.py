@@ -11,6 +11,9 @@ Schemas have a domain document (`hasdocument`): `.../schemas/<RID>` and `.../ver
 the schema itself (or `303 See Other` to where it lives) and `xRegistry-` headers; `$details` appended to
 the id asks for the metadata. Only GET, HEAD and OPTIONS are supported; errors are the spec's problem
 details. `RegistryView.update` takes each loaded snapshot (startup and every reload) and keeps epochs.
+
+The same routes serve at the root of an address of its own (`prefix=""`, gateway.yaml `registry.address`),
+and build self URLs from `registry.base_url` when set (behind a proxy) rather than from the request's Host.
 """
 
 from __future__ import annotations

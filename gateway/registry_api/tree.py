@@ -1,4 +1,5 @@
-"""The registry as an xRegistry entity tree, with an `epoch` and timestamps per entity kept across reloads.
+"""The registry as an xRegistry entity tree, with an `epoch` and timestamps per entity kept across reloads
+(and across restarts, through the state file of state.py).
 
 The model has three Group types (endpoint, message and schema spec): `endpoints` and `messagegroups` hold
 `messages` Resources (`maxversions` 1, no domain document: one Version, `1`), `schemagroups` hold `schemas`
