@@ -24,6 +24,10 @@ SERVER = frozenset({"self", "shortself", "xid", "epoch", "versionid", "isdefault
                     "versions", "versionsurl", "versionscount", "specversion", "$schema",
                     *(f"{c}{suffix}" for c in ("endpoints", "messagegroups", "schemagroups", "messages", "schemas")
                       for suffix in ("url", "count"))})
+# older spellings the loader still reads inside a 1.0 document: translated, so never extensions
+TOLERATED = frozenset({"dataschemaurl", "schemauri", "schemaurl", "schemaUrl", "schemaURL", "schemaUri", "schemaformat",
+                       "format", "binding", "metadata", "config", "definitions", "ownergroup", "schemaobject",
+                       "envelopemetadata", "basemessageurl"})
 HANDLED: dict[str, frozenset[str]] = {
     "endpoint": frozenset({"endpointid", "usage", "envelope", "envelopeoptions", "protocol", "protocoloptions",
                            "messagegroups", "messages", "messagesurl", "messagescount", "description", "labels"}),
@@ -64,7 +68,7 @@ class DeclaredAttributes:
             return {}
         if self.generations.get(origin.file, "1.0") != "1.0":
             return {k: raw[k] for k in COMMON if raw.get(k) is not None}
-        skip = SERVER | HANDLED.get(kind, frozenset())
+        skip = SERVER | HANDLED.get(kind, frozenset()) | (TOLERATED - {"format"} if kind.startswith("schema") else TOLERATED)
         return {k: v for k, v in raw.items() if isinstance(k, str) and k not in skip and v is not None}
 
 
