@@ -306,3 +306,20 @@ def test_12_a_group_with_ce_messages_resolves_through_the_own_root(tmp_path: Pat
             return [(await http(server, "GET", ref, port=server.registry_port))[0]
                     for ref in endpoint["messagegroups"]]
     assert run(scenario) == [200]
+
+
+def test_10_older_generations_give_their_common_attributes_and_export_keeps_them(tmp_path: Path) -> None:
+    """A 0.5-wip document's other keys are its own spelling of what the loader translated: only the common
+    attributes are taken from it. `xgate export` (declared) drops nothing either."""
+    config = tmp_path / "config"
+    write_doc(config, "old.xreg.json", {"messagegroups": {"g": {
+        "name": "G", "labels": {"team": "platform"}, "xother": 1, "messages": {"m": {
+            "format": "CloudEvents/1.0", "name": "M", "metadata": {"attributes": {"type": {"value": "t"}}}}}}}})
+    snapshot, view = view_of(config)
+    group = ok(view, "/messagegroups/g")
+    assert (group["name"], group["labels"], "xother" in group) == ("G", {"team": "platform"}, False)
+    message = ok(view, "/messagegroups/g/messages/m")
+    assert message["name"] == "M" and not {"format", "metadata"} & set(message)
+    declared = registry_document(snapshot, resolved=False)["messagegroups"]["g"]
+    assert (declared["name"], declared["labels"], declared["messages"]["m"]["name"]) == \
+        ("G", {"team": "platform"}, "M")
