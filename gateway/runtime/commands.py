@@ -81,6 +81,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     address = args.metrics_address if args.metrics_address is not None else settings.runtime.metrics_address
     # /registry on the metrics address: the registry as loaded, updated on every reload
     view = RegistryView(snapshot, state_file(args.config, settings.registry.state_dir)) if address else None
+    if not address and settings.registry.address:
+        log.warning("registry.address %s is not served: the registry API runs beside the metrics server, which "
+                    "runtime.metrics_address (or --metrics-address) turned off", settings.registry.address)
     reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce,
                         on_snapshot=view.update if view is not None else None, sources=sources)
 
