@@ -73,7 +73,7 @@ class StateFile:
             "format": FORMAT, "present": sorted(present),
             "stamps": {xid: {"digest": s.digest, "epoch": s.epoch, "createdat": s.createdat,
                              "modifiedat": s.modifiedat} for xid, s in sorted(known.items())}}
-        aside = self.path.with_name(self.path.name + ".tmp")
+        aside = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")  # one per process: workers share the file
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             aside.write_text(json.dumps(body, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
