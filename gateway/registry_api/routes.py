@@ -46,7 +46,7 @@ PREFIX = "/registry"
 ALLOW = "GET, HEAD, OPTIONS"
 SPEC = "https://github.com/xregistry/spec/blob/main/core/"
 JSON_TYPE = "application/json"
-HEADER_KEY = re.compile(r"[A-Za-z0-9._~-]+")  # map keys that can be part of a header name
+HEADER_KEY = re.compile(r"[A-Za-z0-9._~-]+")  # attribute names and map keys that can be part of a header name
 
 
 # -- errors ---------------------------------------------------------------------------------------------------------
@@ -182,8 +182,8 @@ def _header_value(value: Any) -> str:
 
 def _headers(meta: dict[str, Any]) -> dict[str, str]:
     """`xRegistry-` headers of the top-level scalars, and of each key of a map of scalars (`labels`)."""
-    headers = {f"xRegistry-{k}": _header_value(v) for k, v in meta.items()
-               if v is not None and not isinstance(v, (dict, list)) and k != "contenttype"}
+    headers = {f"xRegistry-{k}": _header_value(v) for k, v in meta.items()  # a name no header can carry: body only
+               if v is not None and not isinstance(v, (dict, list)) and k != "contenttype" and HEADER_KEY.fullmatch(k)}
     for name, value in meta.items():
         if isinstance(value, dict) and all(isinstance(v, (str, int, float, bool)) for v in value.values()):
             headers.update({f"xRegistry-{name}.{key}": _header_value(v) for key, v in value.items()

@@ -225,3 +225,15 @@ def test_error_processing_problem_details(view: RegistryView) -> None:
         assert problem["title"].endswith(".")
     assert json.loads(answers[1][2])["subject"] == "/registry/endpoints/orders.in/bogus"
     assert [status for status, _, _ in answers] == [404, 404, 400]
+
+
+def test_attribute_names_no_header_can_carry_stay_in_the_body(tmp_path: Path) -> None:
+    """"Serializing Resource Domain-Specific Documents": scalar extension attributes become `xRegistry-` headers;
+    one whose name is no valid header name (a document may write anything) stays in `$details`, and the
+    document is still served."""
+    schemas = schemas_document()
+    schemas["schemagroups"]["shop"]["schemas"]["reading"]["versions"]["2"].update({"x odd": "1", "xfine": "2"})
+    _, view = view_of(write_registry(tmp_path / "config", schemas=schemas))
+    [(status, headers, body)] = _fetch(view, [("GET", "/registry/schemagroups/shop/schemas/reading")])
+    assert status == 200 and json.loads(body) == READING and headers["xRegistry-xfine"] == "2"
+    assert ok(view, "/schemagroups/shop/schemas/reading$details")["x odd"] == "1"
