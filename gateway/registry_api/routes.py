@@ -46,6 +46,7 @@ PREFIX = "/registry"
 ALLOW = "GET, HEAD, OPTIONS"
 SPEC = "https://github.com/xregistry/spec/blob/main/core/"
 JSON_TYPE = "application/json"
+MEDIA_TYPE = re.compile(r"[!-~][ -~]*")  # printable ASCII: what a header value can carry as is
 HEADER_KEY = re.compile(r"[A-Za-z0-9._~-]+")  # attribute names and map keys that can be part of a header name
 
 
@@ -221,7 +222,8 @@ def _document(renderer: Renderer, target: Target) -> web.Response:
     else:
         return web.Response(status=204, headers=headers)
     # the Version's `contenttype`, when the document gave one, is the body's Content-Type (HTTP binding)
-    headers["Content-Type"] = str(meta.get("contenttype") or kind)
+    declared = str(meta.get("contenttype") or "")
+    headers["Content-Type"] = declared if MEDIA_TYPE.fullmatch(declared) else kind
     return web.Response(body=data, headers=headers)
 
 
