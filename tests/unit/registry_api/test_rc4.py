@@ -296,7 +296,7 @@ def test_12_registry_settings_are_checked(tmp_path: Path) -> None:
                                                                   "/var/lib/xgate")
 
 
-def test_12_a_group_with_ce_messages_resolves_through_the_own_root(tmp_path: Path) -> None:
+def test_12_an_endpoints_group_references_resolve_on_the_own_root(tmp_path: Path) -> None:
     """The endpoint's `messagegroups` entries are xids: on the address of its own, each answers its group."""
     _, view = view_of(write_registry(tmp_path / "config"))
 
