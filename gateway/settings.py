@@ -49,6 +49,10 @@ schemaregistries:                 # Confluent-compatible registries `confluent:/
     username: xgate               # basic auth, both or neither (or username_file / password_file)
     password: ${REGISTRY_PASSWORD}
     subjects: [orders-value]      # optional: the only subjects documents may name (fetched at load)
+registry:                         # the read-only xRegistry API, /registry on the metrics address
+  base_url: https://xgate.example.com/registry   # self URLs behind a proxy (default: from the request's Host)
+  address: 127.0.0.1:9465         # also at the root of an address of its own (default: none; same TLS and auth)
+  state_dir: /var/lib/xgate       # epochs and createdat kept across restarts (default: beside the config directory)
 sources:                          # xRegistry servers followed beside the local files (none: nothing fetched)
   - url: https://registry.example.com/registry   # the registry root, fetched as `<url>?inline`; host on `remote.allow`
     interval: 30                  # seconds between polls (at least 1); ETag, else the body digest, says "unchanged"
@@ -129,6 +133,15 @@ class MetricsSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class RegistrySettings:
+    """The registry API (gateway/registry_api): self URLs behind a proxy, an address of its own, its state."""
+
+    base_url: str | None = None
+    address: str | None = None
+    state_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     routes: tuple[RouteSettings, ...] = ()
     endpoints: dict[str, EndpointSettings] = field(default_factory=dict)
@@ -138,6 +151,35 @@ class Settings:
     remote: RemotePolicy = field(default_factory=RemotePolicy)
     schemaregistries: dict[str, SchemaRegistrySettings] = field(default_factory=dict)
     sources: tuple[RegistrySource, ...] = ()
+    registry: RegistrySettings = field(default_factory=RegistrySettings)
+
+
+def _registry(raw: Any, problems: list[str]) -> RegistrySettings:
+    where = "/registry"
+    if raw is None:
+        return RegistrySettings()
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping (base_url, address, state_dir)")
+        return RegistrySettings()
+    problems.extend(f"{where}/{key}: unknown setting (known: base_url, address, state_dir)"
+                    for key in sorted(set(raw) - {"base_url", "address", "state_dir"}, key=str))
+    values: dict[str, str | None] = {}
+    for key in ("base_url", "address", "state_dir"):
+        value = raw.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            problems.append(f"{where}/{key}: expected a non-empty string, found {value!r}")
+            value = None
+        values[key] = value
+    url = urlsplit(values["base_url"] or "")
+    if values["base_url"] and (url.scheme not in ("http", "https") or not url.netloc or url.query or url.fragment):
+        problems.append(f"{where}/base_url: expected an absolute http(s) URL without query, "
+                        f"found {values['base_url']!r}")
+        values["base_url"] = None
+    port = (values["address"] or "").rpartition(":")[2]
+    if values["address"] and not (port.isdigit() and 0 <= int(port) <= 65535):
+        problems.append(f"{where}/address: expected host:port, found {values['address']!r}")
+        values["address"] = None
+    return RegistrySettings(**values)
 
 
 def _endpoints(raw: Any, problems: list[str]) -> dict[str, EndpointSettings]:
@@ -454,8 +496,10 @@ def load_settings_file(path: Path) -> tuple[Settings, list[Diagnostic]]:
     remote = _remote(raw.get("remote"), problems)
     schemaregistries = parse_schemaregistries(raw.get("schemaregistries"), problems, _secret)
     sources = _sources(raw.get("sources"), remote, problems)
-    unknown = set(raw) - {"routes", "endpoints", "runtime", "metrics", "remote", "schemaregistries", "sources"}
+    registry = _registry(raw.get("registry"), problems)
+    unknown = set(raw) - {"routes", "endpoints", "runtime", "metrics", "remote", "schemaregistries", "sources",
+                          "registry"}
     problems.extend(f"/{key}: unknown setting" for key in sorted(unknown))
     diagnostics = settings_diagnostics(path, problems)
     return Settings(tuple(routes), endpoints, runtime, str(path), metrics, remote,
-                    schemaregistries=schemaregistries, sources=sources), diagnostics
+                    schemaregistries=schemaregistries, sources=sources, registry=registry), diagnostics

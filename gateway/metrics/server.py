@@ -1,5 +1,7 @@
 """`/metrics`, `/healthz` and `/readyz` on the operator's address (default 127.0.0.1:9464), and the
-read-only xRegistry API under `/registry` when given the registry to serve (gateway/registry_api).
+read-only xRegistry API under `/registry` when given the registry to serve (gateway/registry_api); with
+gateway.yaml `registry.address`, the API also at the root of an address of its own (clients such as xrcg
+resolve xids against the host's root).
 
 gateway.yaml `metrics:` may add https (`tls`) and basic auth (`username`, `password`); see access.py. Both
 apply to every path, /registry included (the probes may be exempted from auth).
@@ -18,7 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from gateway.errors import GatewayError
 from gateway.metrics.access import BasicAuth, challenge, server_context
-from gateway.settings import MetricsSettings
+from gateway.settings import MetricsSettings, RegistrySettings
 
 if TYPE_CHECKING:
     from gateway.registry_api import RegistryView
@@ -43,15 +45,19 @@ def parse_address(text: str) -> tuple[str, int]:
 class MetricsServer:
     def __init__(self, registry: CollectorRegistry, ready: Callable[[], tuple[bool, dict[str, bool]]],
                  address: str = DEFAULT_ADDRESS, access: MetricsSettings | None = None,
-                 registry_view: RegistryView | None = None) -> None:
+                 registry_view: RegistryView | None = None, registry_settings: RegistrySettings | None = None) -> None:
         self.registry = registry
         self.registry_view = registry_view
+        self.registry_settings = registry_settings or RegistrySettings()
+        own = self.registry_settings.address if registry_view is not None else None
+        self.registry_host, self.registry_port = parse_address(own) if own else ("", 0)
         self.ready = ready
         self.host, self.port = parse_address(address)
         self.access = access or MetricsSettings()
         self._auth = BasicAuth(self.access.username, self.access.password) \
             if self.access.username is not None and self.access.password is not None else None
-        self._runner: web.AppRunner | None = None
+        self._runners: list[web.AppRunner] = []
+        self._runner: web.AppRunner | None = None  # the metrics address's
 
     @property
     def scheme(self) -> str:
@@ -88,6 +94,24 @@ class MetricsServer:
             raise GatewayError(f"metrics.tls: cannot load cert {access.tls_cert!r} / key {access.tls_key!r}: "
                                f"{exc}") from exc
 
+    async def _serve(self, app: web.Application, host: str, port: int,
+                     context: ssl.SSLContext | None) -> int:
+        """Start `app` on host:port; the port it listens on (an ephemeral one learned)."""
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, host, port, ssl_context=context)
+        try:
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise GatewayError(f"metrics server cannot listen on {host}:{port}: {exc}") from exc
+        self._runners.append(runner)
+        if port == 0 and site._server is not None:  # an ephemeral port: learn which one
+            sockets = getattr(site._server, "sockets", None) or []
+            if sockets:
+                return int(sockets[0].getsockname()[1])
+        return port
+
     async def __aenter__(self) -> Self:
         context = self._tls()
         app = web.Application(middlewares=[self._authenticate])
@@ -97,21 +121,22 @@ class MetricsServer:
         if self.registry_view is not None:
             from gateway.registry_api.routes import add_registry_routes
 
-            add_registry_routes(app, self.registry_view)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=context)
+            base_url = self.registry_settings.base_url
+            add_registry_routes(app, self.registry_view, base_url=base_url)
+            if self.registry_settings.address:
+                own = web.Application(middlewares=[self._authenticate])
+                add_registry_routes(own, self.registry_view, prefix="", base_url=base_url)
+                self.registry_port = await self._serve(own, self.registry_host, self.registry_port, context)
         try:
-            await site.start()
-        except OSError as exc:
-            await self._runner.cleanup()
-            raise GatewayError(f"metrics server cannot listen on {self.host}:{self.port}: {exc}") from exc
-        if self.port == 0 and site._server is not None:  # an ephemeral port: learn which one
-            sockets = getattr(site._server, "sockets", None) or []
-            if sockets:
-                self.port = sockets[0].getsockname()[1]
+            self.port = await self._serve(app, self.host, self.port, context)
+            self._runner = self._runners[-1]
+        except GatewayError:
+            await self.__aexit__()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        for runner in self._runners:
+            await runner.cleanup()
+        self._runners.clear()
+        self._runner = None

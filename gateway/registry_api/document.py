@@ -23,8 +23,9 @@ from typing import Any
 from gateway.loader.endpoints import address_entries
 from gateway.loader.snapshot import Snapshot
 from gateway.loader.versions import default_version
-from gateway.model import Entity, Ref
+from gateway.model import Entity, Origin, Ref
 from gateway.model.resolved import EndpointDefinition, MessageDefinition
+from gateway.registry_api.extras import DeclaredAttributes
 from gateway.registry_api.references import Declared, is_file, loaded_urls, ref_text
 from gateway.schemaregistry.model import RegistryPayloadSchema
 
@@ -38,9 +39,11 @@ MESSAGE_ATTRS = ("description", "basemessage", "envelope", "envelopemetadata", "
 BASEMESSAGE = "basemessageuri"
 
 
-def registry_document(snapshot: Snapshot, *, resolved: bool) -> dict[str, Any]:
-    """The registry of `snapshot` as one document: `endpoints`, `messagegroups` and `schemagroups`."""
-    return _Writer(snapshot, resolved).document()
+def registry_document(snapshot: Snapshot, *, resolved: bool, schema_links: bool = False) -> dict[str, Any]:
+    """The registry of `snapshot` as one document: `endpoints`, `messagegroups` and `schemagroups`.
+    `schema_links` (the API): a resolved message whose schema is one of the registry's own keeps its reference
+    (`dataschemauri: /schemagroups/...`, what the document said) rather than a copy of the schema."""
+    return _Writer(snapshot, resolved, schema_links).document()
 
 
 def _file_schemas(snapshot: Snapshot) -> dict[tuple[str, str], Any]:
@@ -54,21 +57,27 @@ def _file_schemas(snapshot: Snapshot) -> dict[tuple[str, str], Any]:
     return found
 
 
-def _resolved_attrs(definition: MessageDefinition) -> dict[str, Any]:
-    """Materialized attributes, with the payload schema inlined when the loader resolved one."""
+def _resolved_attrs(definition: MessageDefinition, links: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+    """Materialized attributes, with the payload schema inlined when the loader resolved one; with `links`, a
+    reference it accepts (one into this registry's schema groups) is kept instead of inlining the schema."""
     attrs = dict(definition.attrs)
     payload = definition.payload
     if payload is None or payload.type_name is not None or isinstance(payload, RegistryPayloadSchema):
         # nothing resolved (or a `:Type` selector, which an inline `dataschema` cannot carry, or a schema
         # registry's, whose reference also says that payloads carry the Confluent wire format)
         return attrs
+    if links is not None and "dataschema" not in attrs and \
+            any(links(attrs.get(key)) for key in ("dataschemauri", "dataschemaxid")):
+        return attrs
     attrs["dataschema"] = payload.schema
     if payload.format is not None:
         attrs["dataschemaformat"] = payload.format
-    for key in ("dataschemauri", "dataschemaxid"):
-        link = attrs.get(key)
-        if isinstance(link, Ref) and is_file(link):
-            del attrs[key]  # a file path says nothing beside the inlined schema; an xid or URL says where from
+    link = attrs.pop("dataschemauri", None)  # the message spec: `dataschema` and `dataschemauri` exclude each other
+    if isinstance(link, Ref) and not is_file(link) and link.kind != "remote" and "dataschemaxid" not in attrs:
+        attrs["dataschemaxid"] = link  # an xid says which schema of this registry was inlined
+    xid = attrs.get("dataschemaxid")
+    if isinstance(xid, Ref) and is_file(xid):
+        del attrs["dataschemaxid"]  # a file path says nothing beside the inlined schema
     return attrs
 
 
@@ -85,12 +94,15 @@ def _group_attrs(group: Entity | None) -> dict[str, Any]:
 
 
 class _Writer:
-    def __init__(self, snapshot: Snapshot, resolved: bool) -> None:
+    def __init__(self, snapshot: Snapshot, resolved: bool, schema_links: bool = False) -> None:
         self.snapshot = snapshot
         self.resolved = resolved
         self.files = _file_schemas(snapshot)
+        self.extras = DeclaredAttributes(snapshot)
         self.declared = None if resolved else Declared(snapshot)
         loaded = loaded_urls(snapshot)
+        self.links: Callable[[Any], bool] | None = None if not schema_links else \
+            (lambda ref: isinstance(ref, Ref) and ref_text(ref, loaded).startswith("/schemagroups/"))
         self.text: Callable[[Ref], str] = (lambda ref: ref_text(ref, loaded)) if self.declared is None \
             else self.declared.text
 
@@ -119,7 +131,15 @@ class _Writer:
         return (True, self.files[key]) if is_file(ref) and key in self.files else (False, None)
 
     # -- messages -------------------------------------------------------------------------------------------------
-    def message(self, mid: str, attrs: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    def with_declared(self, out: dict[str, Any], origin: Origin | None, kind: str) -> dict[str, Any]:
+        """`out` with what the document declared beyond it (name, labels, extensions...; extras.py)."""
+        if origin is not None:
+            for key, value in self.extras.of(origin, kind).items():
+                out.setdefault(key, value)
+        return out
+
+    def message(self, mid: str, attrs: dict[str, Any], defaults: dict[str, Any],
+                origin: Origin | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"messageid": mid}
         attrs = dict(attrs)
         link = attrs.get("dataschemauri")
@@ -135,14 +155,15 @@ class _Writer:
                 value = "none" if key == "envelope" else "None"
             if value is not None:
                 out[BASEMESSAGE if key == "basemessage" else key] = self.plain(value)
-        return out
+        return self.with_declared(out, origin, "message")
 
     def _declared_groups(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for gid, group in self.snapshot.registry.messagegroups.items():
             attrs = _group_attrs(group)
-            messages = {mid: self.message(mid, m.attrs, attrs) for mid, m in group.children.items()}
-            out[gid] = {"messagegroupid": gid, **attrs, "messages": messages}
+            messages = {mid: self.message(mid, m.attrs, attrs, m.origin) for mid, m in group.children.items()}
+            out[gid] = self.with_declared({"messagegroupid": gid, **attrs, "messages": messages}, group.origin,
+                                     "messagegroup")
         return out
 
     def _resolved_groups(self) -> dict[str, Any]:
@@ -157,9 +178,12 @@ class _Writer:
                 listed.append(definition)
         out: dict[str, Any] = {}
         for gid, definitions in members.items():
-            attrs = _group_attrs(registry.messagegroups.get(gid))
-            messages = {d.messageid: self.message(d.messageid, _resolved_attrs(d), attrs) for d in definitions}
-            out[gid] = {"messagegroupid": gid, **attrs, "messages": messages}
+            group = registry.messagegroups.get(gid)
+            attrs = _group_attrs(group)
+            messages = {d.messageid: self.message(d.messageid, _resolved_attrs(d, self.links), attrs, d.origin)
+                        for d in definitions}
+            out[gid] = self.with_declared({"messagegroupid": gid, **attrs, "messages": messages},
+                                     group.origin if group is not None else None, "messagegroup")
         return out
 
     # -- endpoints ------------------------------------------------------------------------------------------------
@@ -198,12 +222,12 @@ class _Writer:
         out["messagegroups"] = self._group_refs(endpoint)
         defaults = {"envelope": attrs.get("envelope"), "protocol": attrs.get("protocol")}
         if self.resolved:
-            out["messages"] = {m.messageid: self.message(m.messageid, _resolved_attrs(m), defaults)
+            out["messages"] = {m.messageid: self.message(m.messageid, _resolved_attrs(m, self.links), defaults, m.origin)
                                for m in _inline_definitions(endpoint)}
         else:
             children = declared.children if declared is not None else {}
-            out["messages"] = {mid: self.message(mid, m.attrs, defaults) for mid, m in children.items()}
-        return out
+            out["messages"] = {mid: self.message(mid, m.attrs, defaults, m.origin) for mid, m in children.items()}
+        return self.with_declared(out, endpoint.origin, "endpoint")
 
     # -- schema groups --------------------------------------------------------------------------------------------
     def _version(self, vid: str, sid: str, version: Entity, is_default: bool) -> dict[str, Any]:
@@ -219,7 +243,7 @@ class _Writer:
         elif isinstance(attrs.get("schemauri"), Ref):
             known, content = self.file_content(attrs["schemauri"])
             out["schema" if known else "schemaurl"] = content if known else self.text(attrs["schemauri"])
-        return out
+        return self.with_declared(out, version.origin, "schema")
 
     def _schemagroup(self, group: Entity) -> dict[str, Any]:
         schemas: dict[str, Any] = {}
@@ -232,11 +256,17 @@ class _Writer:
                 out["format"] = schema.attrs["format"]
             if default is not None:
                 out["meta"] = {"defaultversionid": default.id, "defaultversionsticky": chosen}
-            out["versions"] = {vid: self._version(vid, sid, version, version is default)
-                               for vid, version in schema.children.items()}
+            versions = {vid: self._version(vid, sid, version, version is default)
+                        for vid, version in schema.children.items()}
+            # a Resource's own attributes are its default Version's (core spec "Resource Entity")
+            own = self.with_declared({}, schema.origin, "schema")
+            if default is not None and default.id in versions:
+                for key, value in own.items():
+                    versions[default.id].setdefault(key, value)
+            out["versions"] = versions
             schemas[sid] = out
         result: dict[str, Any] = {"schemagroupid": group.id}
         if group.attrs.get("description") is not None:
             result["description"] = group.attrs["description"]
         result["schemas"] = schemas
-        return result
+        return self.with_declared(result, group.origin, "schemagroup")

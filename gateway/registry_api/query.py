@@ -115,6 +115,9 @@ def parse_inline(values: list[str], level: Level) -> Inline:
                         raise QueryError("inline", text, "`*` may only be the last part of a path")
                     break
                 names = current.inlineable() if current is not None else {}
+                if part == "modelsource" and current is not None and current.kind == "registry":
+                    # a valid inline value (core spec "Inline Flag") naming data this server does not offer
+                    raise QueryError("available", "modelsource", "no modelsource: the model is fixed")
                 if part not in names:
                     known = ", ".join(sorted(names)) or "nothing"
                     raise QueryError("inline", text, f"{part!r} cannot be inlined here (known: {known})")
@@ -196,6 +199,7 @@ class Expression:
     attribute: tuple[Step, ...]
     op: str | None
     value: str | None  # None: `null`
+    source: str = ""   # as written, for errors
 
     def relative(self, depth: int) -> str:
         """The expression as written for a request `depth` collections further down."""
@@ -207,7 +211,10 @@ class Expression:
         return f"{text}{self.op}{'null' if self.value is None else self.value}"
 
     def holds(self, entity: dict[str, Any]) -> bool:
-        return matches(select(entity, self.attribute), self.op, self.value)
+        try:
+            return matches(select(entity, self.attribute), self.op, self.value)
+        except QueryError as exc:
+            raise QueryError("filter", self.source or exc.value, exc.detail) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +237,8 @@ def _expression(text: str, level: Level, prefix: tuple[str, ...]) -> Expression:
         value = None
     if op in ("<", "<=", ">", ">=") and value is None:
         raise ValueError(f"`{op}` needs a value, not null")
+    if op in ("<", "<=", ">", ">=") and len(_chunks(value or "")) > 1:
+        raise ValueError(f"a wildcard is only allowed with `=`, `!=` and `<>`, not `{op}`")
     colls: list[str] = list(prefix)
     current = level
     while len(steps) > 1 and steps[0].name is not None and steps[0].name in current.collections():
@@ -238,12 +247,15 @@ def _expression(text: str, level: Level, prefix: tuple[str, ...]) -> Expression:
         steps = steps[1:]
     if len(steps) == 1 and steps[0].name is not None and steps[0].name in current.collections():
         raise ValueError(f"{steps[0].name!r} is a collection, not an attribute")
-    return Expression(tuple(colls), tuple(steps), op, value)
+    return Expression(tuple(colls), tuple(steps), op, value, text)
 
 
 def parse_filters(values: list[str], level: Level, prefix: tuple[str, ...] = ()) -> tuple[list[Filter], bool]:
     """The filters of the `filter` parameters, and whether `excludeall` was asked for (alone)."""
     texts = list(values)
+    for text in texts:
+        if EXCLUDE_ALL in (part.strip() for part in text.split(",")) and text.strip() != EXCLUDE_ALL:
+            raise QueryError("filter", text, "`excludeall` cannot be combined with other expressions")
     if any(t.strip() == EXCLUDE_ALL for t in texts):
         if len(texts) > 1:
             raise QueryError("filter", EXCLUDE_ALL, "`excludeall` cannot be combined with other filters")
@@ -287,6 +299,8 @@ def matches(values: list[Any], op: str | None, value: str | None) -> bool:
     present = [v for v in values if v is not None]
     if op is None or (op in ("!=", "<>") and value is None):
         return bool(present)
+    if value == "*" and op in ("=", "!=", "<>"):  # `*` alone: present with any value (core spec "Filter Flag")
+        return bool(present) == (op == "=")
     if op == "=" and value is None:
         return not present
     if op in ("!=", "<>"):
@@ -304,12 +318,19 @@ def _number(text: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _numeric(text: str) -> float:
+    """The filter value compared with a number: numbers are never compared as text (core spec "Filter Flag")."""
+    number = _number(text)
+    if number is None:
+        raise QueryError("filter", text, "a numeric attribute compared with a value that is not a number")
+    return number
+
+
 def _equal(actual: Any, text: str) -> bool:
     if isinstance(actual, bool):
         return text in ("true", "false") and actual == (text == "true")
     if isinstance(actual, (int, float)):
-        number = _number(text)
-        return number is not None and actual == number
+        return actual == _numeric(text)
     if isinstance(actual, str):
         return wildcard_match(text, actual)
     return False  # objects and arrays: a value only compares with scalars
@@ -323,10 +344,7 @@ def _compare(actual: Any, text: str, op: str) -> bool:
             return False
         left, right = actual, text == "true"
     elif isinstance(actual, (int, float)):
-        number = _number(text)
-        if number is None:
-            return False
-        left, right = actual, number
+        left, right = actual, _numeric(text)
     elif isinstance(actual, str):
         left, right = actual.casefold(), text.casefold()
     else:

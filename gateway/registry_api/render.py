@@ -12,6 +12,7 @@ collection URLs carry the part of the filters that still applies below (`exclude
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -32,6 +33,25 @@ CAPABILITIES: dict[str, Any] = {
     "shortself": False,
     "specversions": [SPECVERSION],
 }
+
+
+def _times(attrs: dict[str, Any], stamp: Stamp) -> dict[str, Any]:
+    """`createdat`/`modifiedat`: what the document declared, else when xgate first saw (last saw change)."""
+    return {"createdat": attrs.get("createdat") or stamp.createdat,
+            "modifiedat": attrs.get("modifiedat") or stamp.modifiedat}
+
+
+def _inlined_document(singular: str, attrs: dict[str, Any]) -> dict[str, Any]:
+    """The Version's document inlined (core spec "<RESOURCE> Attribute"): a JSON value as `<RESOURCE>`, text
+    (Protobuf, XSD, Avro IDL...) as `<RESOURCE>base64`, since its bytes are not JSON."""
+    if singular in attrs:
+        content = attrs[singular]
+        if isinstance(content, str):
+            return {f"{singular}base64": base64.b64encode(content.encode("utf-8")).decode("ascii")}
+        return {singular: content}
+    if f"{singular}base64" in attrs:
+        return {f"{singular}base64": attrs[f"{singular}base64"]}
+    return {}
 
 
 @dataclass
@@ -168,8 +188,7 @@ class Renderer:
         assert node.group is not None
         stamp = self._stamp(node.xid)
         out: dict[str, Any] = {f"{node.group.singular}id": node.id, "self": self.self_url(node), "xid": node.xid,
-                               "epoch": stamp.epoch, **node.attrs, "createdat": stamp.createdat,
-                               "modifiedat": stamp.modifiedat}
+                               "epoch": stamp.epoch, **node.attrs, **_times(node.attrs, stamp)}
         self._collections(out, node, at, chain)
         return out
 
@@ -182,9 +201,9 @@ class Renderer:
         out["epoch"] = stamp.epoch
         out["isdefault"] = version.isdefault
         out.update({k: v for k, v in version.attrs.items() if k not in documents})
-        out.update(createdat=stamp.createdat, modifiedat=stamp.modifiedat, ancestorid=version.ancestor)
+        out.update(**_times(version.attrs, stamp), ancestorid=version.ancestor)
         if resource.hasdocument and self.inline.wants(at, resource.singular):
-            out.update({k: version.attrs[k] for k in documents if k in version.attrs})
+            out.update(_inlined_document(resource.singular, version.attrs))
 
     def _resource(self, node: Node, at: tuple[str, ...], chain: Chain) -> dict[str, Any]:
         resource = node.resource
@@ -214,6 +233,7 @@ class Renderer:
         stamp = self._stamp(node.meta_xid)
         return {f"{resource.singular}id": node.id, "self": self.url(node.meta_xid), "xid": node.meta_xid,
                 "epoch": stamp.epoch, "createdat": stamp.createdat, "modifiedat": stamp.modifiedat,
-                "readonly": True, "compatibility": "none", "defaultversionid": node.default,
-                "defaultversionurl": self.url(f"{node.xid}/versions/{node.default}"),
+                "readonly": True, "defaultversionid": node.default,
+                "defaultversionurl": self.url(f"{node.xid}/versions/{node.default}",
+                                              details=resource.hasdocument),
                 "defaultversionsticky": node.sticky}

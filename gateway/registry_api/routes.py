@@ -11,6 +11,9 @@ Schemas have a domain document (`hasdocument`): `.../schemas/<RID>` and `.../ver
 the schema itself (or `303 See Other` to where it lives) and `xRegistry-` headers; `$details` appended to
 the id asks for the metadata. Only GET, HEAD and OPTIONS are supported; errors are the spec's problem
 details. `RegistryView.update` takes each loaded snapshot (startup and every reload) and keeps epochs.
+
+The same routes serve at the root of an address of its own (`prefix=""`, gateway.yaml `registry.address`),
+and build self URLs from `registry.base_url` when set (behind a proxy) rather than from the request's Host.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urljoin
@@ -42,6 +46,8 @@ PREFIX = "/registry"
 ALLOW = "GET, HEAD, OPTIONS"
 SPEC = "https://github.com/xregistry/spec/blob/main/core/"
 JSON_TYPE = "application/json"
+MEDIA_TYPE = re.compile(r"[!-~][ -~]*")  # printable ASCII: what a header value can carry as is
+HEADER_KEY = re.compile(r"[A-Za-z0-9._~-]+")  # attribute names and map keys that can be part of a header name
 
 
 # -- errors ---------------------------------------------------------------------------------------------------------
@@ -94,29 +100,51 @@ def _split_details(segment: str) -> tuple[str, bool]:
     return (segment[:-len(DETAILS)], True) if segment.endswith(DETAILS) else (segment, False)
 
 
+def bad_details(path: str) -> ApiError:
+    return ApiError(400, "bad_details", f'Use of "$details" in this context is not allowed: {path}.', path)
+
+
+def api_known(segments: list[str]) -> bool:
+    """Is the path one of the APIs this server offers (HTTP binding "HTTP API Patterns"), whatever the ids?
+    The optional `/capabilitiesoffered`, `/modelsource` and `/export` are not (`api_not_found`)."""
+    names = [_split_details(s)[0] for s in segments]
+    if not names:
+        return True
+    gtype = GROUPS.get(names[0])
+    if len(names) == 1:
+        return names[0] in ("capabilities", "model") or gtype is not None
+    if gtype is None:
+        return False
+    if len(names) <= 2:
+        return True
+    if names[2] not in {r.plural for r in gtype.resources}:
+        return False
+    rest = names[4:]
+    return len(names) <= 4 or rest in (["meta"], ["versions"]) or (len(rest) == 2 and rest[0] == "versions")
+
+
 def locate(root: Node, segments: list[str], path: str) -> Target:
-    """The target of `/registry/<segments>`; raises ApiError (api_not_found, not_found, bad_details)."""
+    """The target of a known API path (`api_known`); raises ApiError (not_found, bad_details)."""
     if not segments:
         return Target("entity", root, ROOT)
-    if len(segments) == 1 and segments[0] in ("capabilities", "model"):
-        return Target(segments[0], root, ROOT)
-    plural = segments[0]
-    gtype = GROUPS.get(plural)
-    if gtype is None:
-        raise api_not_found(path)
+    plural, details = _split_details(segments[0])
+    if details:
+        raise bad_details(path)  # `$details` only follows a Resource's or Version's id
+    if len(segments) == 1 and plural in ("capabilities", "model"):
+        return Target(plural, root, ROOT)
     if len(segments) == 1:
         return Target("collection", root, level_of(plural), plural)
     gid, details = _split_details(segments[1])
-    group = root.collections[plural].get(gid)
     if details:
-        raise ApiError(400, "bad_details", f'Use of "$details" in this context is not allowed: {path}.', path)
+        raise bad_details(path)
+    group = root.collections[plural].get(gid)
     if group is None:
         raise not_found(f"/{plural}/{gid}")
     if len(segments) == 2:
         return Target("entity", group, level_of(plural))
-    rplural = segments[2]
-    if rplural not in group.collections:
-        raise api_not_found(path)
+    rplural, details = _split_details(segments[2])
+    if details:
+        raise bad_details(path)
     if len(segments) == 3:
         return Target("collection", group, level_of(plural, rplural), rplural)
     return _locate_resource(group, plural, rplural, segments[3:], path)
@@ -130,12 +158,10 @@ def _locate_resource(group: Node, plural: str, rplural: str, rest: list[str], pa
     hasdocument = bool(resource.resource and resource.resource.hasdocument)
     if len(rest) == 1:
         return Target("entity", resource, level_of(plural, rplural), document=hasdocument and not details)
-    if details:
-        raise ApiError(400, "bad_details", f'Use of "$details" in this context is not allowed: {path}.', path)
-    if rest[1:] == ["meta"]:
+    if details or _split_details(rest[1])[1]:
+        raise bad_details(path)  # on the Resource id before `/meta` or `/versions`, or on `meta`/`versions`
+    if rest[1] == "meta":
         return Target("meta", resource, Level("meta"))
-    if rest[1] != "versions" or len(rest) > 3:
-        raise api_not_found(path)
     if len(rest) == 2:
         return Target("collection", resource, level_of(plural, rplural, version=True), "versions")
     vid, details = _split_details(rest[2])
@@ -155,6 +181,17 @@ def _header_value(value: Any) -> str:
                    "".join(f"%{b:02X}" for b in c.encode("utf-8")) for c in text)
 
 
+def _headers(meta: dict[str, Any]) -> dict[str, str]:
+    """`xRegistry-` headers of the top-level scalars, and of each key of a map of scalars (`labels`)."""
+    headers = {f"xRegistry-{k}": _header_value(v) for k, v in meta.items()  # a name no header can carry: body only
+               if v is not None and not isinstance(v, (dict, list)) and k != "contenttype" and HEADER_KEY.fullmatch(k)}
+    for name, value in meta.items():
+        if isinstance(value, dict) and all(isinstance(v, (str, int, float, bool)) for v in value.values()):
+            headers.update({f"xRegistry-{name}.{key}": _header_value(v) for key, v in value.items()
+                            if HEADER_KEY.fullmatch(str(key))})
+    return headers
+
+
 def _document(renderer: Renderer, target: Target) -> web.Response:
     """A schema (Resource: its default Version) as its own document, metadata in `xRegistry-` headers."""
     node = target.node
@@ -162,34 +199,49 @@ def _document(renderer: Renderer, target: Target) -> web.Response:
     if version is None:
         raise not_found(f"{node.xid}/versions")
     meta = renderer.entity(node, ())
-    headers = {f"xRegistry-{k}": _header_value(v) for k, v in meta.items()
-               if v is not None and not isinstance(v, (dict, list))}
+    headers = _headers(meta)
     headers["Content-Disposition"] = _header_value(version.owner or node.id)
     if node.kind == "resource":
         headers["Content-Location"] = renderer.url(version.xid)
     attrs = version.attrs
+    if "schemaurl" in attrs and "schema" not in attrs and "schemabase64" not in attrs:
+        headers["Location"] = urljoin(renderer.self_url(version), str(attrs["schemaurl"]))
+        return web.Response(status=303, headers=headers)
     if "schema" in attrs:
         content = attrs["schema"]
-        if isinstance(content, str):
-            return web.Response(text=content, content_type="text/plain", charset="utf-8", headers=headers)
-        body = json.dumps(content, ensure_ascii=False, default=str, indent=2) + "\n"
-        return web.Response(text=body, content_type=JSON_TYPE, charset="utf-8", headers=headers)
-    if "schemabase64" in attrs:
+        text = content if isinstance(content, str) else \
+            json.dumps(content, ensure_ascii=False, default=str, indent=2) + "\n"
+        data, kind = text.encode("utf-8"), "text/plain; charset=utf-8" if isinstance(content, str) else \
+            f"{JSON_TYPE}; charset=utf-8"
+    elif "schemabase64" in attrs:
         try:
             data = base64.b64decode(str(attrs["schemabase64"]))
         except ValueError:
             data = b""
-        return web.Response(body=data, content_type="application/octet-stream", headers=headers)
-    if "schemaurl" in attrs:
-        headers["Location"] = urljoin(renderer.self_url(version), str(attrs["schemaurl"]))
-        return web.Response(status=303, headers=headers)
-    return web.Response(status=204, headers=headers)
+        kind = "application/octet-stream"
+    else:
+        return web.Response(status=204, headers=headers)
+    # the Version's `contenttype`, when the document gave one, is the body's Content-Type (HTTP binding)
+    declared = str(meta.get("contenttype") or "")
+    headers["Content-Type"] = declared if MEDIA_TYPE.fullmatch(declared) else kind
+    return web.Response(body=data, headers=headers)
 
 
-def answer(state: ApiState, base: str, path: str, query: Any) -> web.Response:
-    """The response to GET `path` (below /registry) with `query` (a MultiDict of the request's flags)."""
+def _query_error(exc: QueryError, full: str) -> web.Response:
+    if exc.flag == "available":  # `inline=modelsource`: metadata this server does not offer
+        return ApiError(400, "not_available", f"The requested data ({exc.value}) is not available.",
+                        exc.value).response()
+    return ApiError(400, f"bad_{exc.flag}", f'For "{full}", an error was found in "{exc.flag}" value '
+                    f"({exc.value}): {exc.detail}.", full, {"value": exc.value, "error_detail": exc.detail}
+                    ).response()
+
+
+def answer(state: ApiState, base: str, path: str, query: Any, prefix: str = PREFIX) -> web.Response:
+    """The response to GET `path` (below `prefix`) with `query` (a MultiDict of the request's flags)."""
     segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
-    full = PREFIX + (path or "")
+    full = prefix + (path or "") or "/"
+    if not api_known(segments):
+        return api_not_found(full).response()
     try:
         target = locate(state.root, segments, full)
         if target.kind == "capabilities":
@@ -197,18 +249,21 @@ def answer(state: ApiState, base: str, path: str, query: Any) -> web.Response:
         if target.kind == "model":
             return _json(MODEL)
         collection = target.kind == "collection"
-        prefix = (target.plural,) if collection else ()
+        prefix_colls = (target.plural,) if collection else ()
         inline = parse_inline(query.getall("inline"), target.level) if "inline" in query else NO_INLINE
-        filters, exclude_all = parse_filters(query.getall("filter", []), target.level, prefix)
-    except QueryError as exc:
-        return ApiError(400, f"bad_{exc.flag}", f'For "{full}", an error was found in "{exc.flag}" value '
-                        f"({exc.value}): {exc.detail}.", full, {"value": exc.value, "error_detail": exc.detail}
-                        ).response()
+        filters, exclude_all = parse_filters(query.getall("filter", []), target.level, prefix_colls)
+        renderer = Renderer(base, state.stamps, inline, filters)
+        return _render(renderer, target, exclude_all)
+    except QueryError as exc:  # also from filter evaluation (a number compared with text)
+        return _query_error(exc, full)
     except ApiError as exc:
         return exc.response()
-    renderer = Renderer(base, state.stamps, inline, filters)
+
+
+def _render(renderer: Renderer, target: Target, exclude_all: bool) -> web.Response:
     node = target.node
-    if collection:
+    filters = renderer.filters
+    if target.kind == "collection":
         if exclude_all:
             return _json({})
         owner = Chain((node,))
@@ -218,32 +273,50 @@ def answer(state: ApiState, base: str, path: str, query: Any) -> web.Response:
     if target.kind == "meta":
         meta = renderer.meta(node)
         if exclude_all or filters and not any(all(e.holds(meta) for e in f.expressions) for f in filters):
-            return not_found(node.meta_xid).response()
+            raise not_found(node.meta_xid)
         return _json(meta)
     if exclude_all or not renderer.target_admitted(node):
-        return not_found(node.xid).response()
+        raise not_found(node.xid)
     if target.document:
-        try:
-            return _document(renderer, target)
-        except ApiError as exc:
-            return exc.response()
+        return _document(renderer, target)
     return _json(renderer.entity(node, ()))
 
 
-def add_registry_routes(app: web.Application, view: RegistryView) -> None:
-    """Serve `view` under /registry on `app` (the metrics server: its TLS and basic auth apply)."""
+def add_registry_routes(app: web.Application, view: RegistryView, *, prefix: str = PREFIX,
+                        base_url: str | None = None) -> None:
+    """Serve `view` under `prefix` on `app` ("" : at the root of an address of its own). Self URLs start with
+    `base_url` when set (behind a proxy), else with the request's scheme, Host and `prefix`. Every answer,
+    errors and the server's own 401 included, carries `Link: <root>;rel=xregistry-root` (HTTP binding
+    "xRegistry Root HTTP Header")."""
+
+    def base_of(request: web.Request) -> str:
+        return base_url.rstrip("/") if base_url else f"{request.scheme}://{request.host}{prefix}"
+
+    def mine(request: web.Request) -> bool:
+        return not prefix or request.path == prefix or request.path.startswith(prefix + "/")
 
     async def handle(request: web.Request) -> web.StreamResponse:
-        path = request.rel_url.raw_path[len(PREFIX):]
+        path = request.rel_url.raw_path[len(prefix):]
+        segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
+        full = prefix + path or "/"
+        if not api_known(segments):
+            return api_not_found(full).response()  # whatever the method (HTTP binding "HTTP API Patterns")
         if request.method == "OPTIONS":
             return web.Response(headers={"Allow": ALLOW, "Access-Control-Allow-Methods": ALLOW})
         if request.method not in ("GET", "HEAD"):
             return ApiError(405, "action_not_supported", f"The specified action ({request.method}) is not "
-                            f"supported for: {PREFIX + path}.", PREFIX + path, {"action": request.method},
+                            f"supported for: {full}.", full, {"action": request.method},
                             headers={"Allow": ALLOW}).response()
-        base = f"{request.scheme}://{request.host}{PREFIX}"
         # rendering a large registry is CPU work: keep it off the loop the pipelines run on
-        return await asyncio.to_thread(answer, view.state, base, path, request.query)
+        return await asyncio.to_thread(answer, view.state, base_of(request), path, request.query, prefix)
 
-    app.router.add_route("*", PREFIX, handle)
-    app.router.add_route("*", PREFIX + "/{tail:.*}", handle)
+    async def add_link(request: web.Request, response: web.StreamResponse) -> None:
+        if mine(request):
+            response.headers["Link"] = f"<{base_of(request)}>;rel=xregistry-root"
+
+    app.on_response_prepare.append(add_link)
+    if prefix:
+        app.router.add_route("*", prefix, handle)
+        app.router.add_route("*", prefix + "/{tail:.*}", handle)
+    else:
+        app.router.add_route("*", "/{tail:.*}", handle)

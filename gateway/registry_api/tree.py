@@ -1,4 +1,5 @@
-"""The registry as an xRegistry entity tree, with an `epoch` and timestamps per entity kept across reloads.
+"""The registry as an xRegistry entity tree, with an `epoch` and timestamps per entity kept across reloads
+(and across restarts, through the state file of state.py).
 
 The model has three Group types (endpoint, message and schema spec): `endpoints` and `messagegroups` hold
 `messages` Resources (`maxversions` 1, no domain document: one Version, `1`), `schemagroups` hold `schemas`
@@ -159,9 +160,17 @@ class EpochBook:
     """Epochs and timestamps by xid, across reloads (forgotten entities are remembered, so a returning one
     gets a higher epoch than it ever had)."""
 
-    def __init__(self) -> None:
-        self._known: dict[str, Stamp] = {}
-        self._present: set[str] = set()
+    def __init__(self, known: dict[str, Stamp] | None = None, present: set[str] | None = None) -> None:
+        self._known: dict[str, Stamp] = dict(known or {})
+        self._present: set[str] = set(present or ())
+
+    @property
+    def known(self) -> dict[str, Stamp]:
+        return self._known
+
+    @property
+    def present(self) -> set[str]:
+        return self._present
 
     def stamp(self, root: Node, when: str | None = None) -> dict[str, Stamp]:
         """Stamps for every entity of `root`; call once per loaded snapshot."""

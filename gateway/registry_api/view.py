@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from gateway.loader.snapshot import Snapshot
 from gateway.registry_api.document import REGISTRY_ID, registry_document
+from gateway.registry_api.state import StateFile
 from gateway.registry_api.tree import EpochBook, Node, Stamp, build_tree
 
 
@@ -17,17 +18,22 @@ class ApiState:
 
 
 class RegistryView:
-    """The registry the API serves; `update` swaps in a new snapshot (one assignment; safe from a thread)."""
+    """The registry the API serves; `update` swaps in a new snapshot (one assignment; safe from a thread).
+    With a `state` file, epochs and `createdat` continue where the last process left them (state.py)."""
 
-    def __init__(self, snapshot: Snapshot | None = None) -> None:
-        self._book = EpochBook()
+    def __init__(self, snapshot: Snapshot | None = None, state: StateFile | None = None) -> None:
+        self._state = state
+        self._book = EpochBook(*state.load()) if state is not None else EpochBook()
         self._lock = threading.Lock()
         self.state = ApiState(build_tree({"registryid": REGISTRY_ID}), {})
         if snapshot is not None:
             self.update(snapshot)
 
     def update(self, snapshot: Snapshot) -> None:
-        root = build_tree(registry_document(snapshot, resolved=True))
+        root = build_tree(registry_document(snapshot, resolved=True, schema_links=True))
         with self._lock:
+            before = dict(self._book.known), set(self._book.present)
             stamps = self._book.stamp(root)
             self.state = ApiState(root, stamps)
+            if self._state is not None and before != (self._book.known, self._book.present):
+                self._state.save(self._book.known, self._book.present)

@@ -21,6 +21,7 @@ from gateway.loader.sources import RegistrySources
 from gateway.metrics.server import MetricsServer
 from gateway.recorded import RecordError, envelope_from_record, record_from_envelope
 from gateway.registry_api import RegistryView
+from gateway.registry_api.state import state_file
 from gateway.runtime import heap
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.endpoint_checks import endpoint_problems
@@ -80,7 +81,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval)
     address = args.metrics_address if args.metrics_address is not None else settings.runtime.metrics_address
     # /registry on the metrics address: the registry as loaded, updated on every reload
-    view = RegistryView(snapshot) if address else None
+    view = RegistryView(snapshot, state_file(args.config, settings.registry.state_dir)) if address else None
+    if not address and settings.registry.address:
+        log.warning("registry.address %s is not served: the registry API runs beside the metrics server, which "
+                    "runtime.metrics_address (or --metrics-address) turned off", settings.registry.address)
     reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce,
                         on_snapshot=view.update if view is not None else None, sources=sources)
 
@@ -106,11 +110,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         async with contextlib.AsyncExitStack() as stack:
             if address:
                 server = await stack.enter_async_context(
-                    MetricsServer(engine.metrics.registry, engine.ready, address, settings.metrics, view))
+                    MetricsServer(engine.metrics.registry, engine.ready, address, settings.metrics, view,
+                                  settings.registry))
                 log.info("metrics, health, readiness and registry on %s://%s:%d (/metrics /healthz /readyz "
                          "/registry)%s",
                          server.scheme, server.host, server.port,
                          ", basic auth required" if settings.metrics.username else "")
+                if settings.registry.address:
+                    log.info("registry API also at %s://%s:%d/", server.scheme, server.registry_host,
+                             server.registry_port)
             watcher = loop.create_task(reloader.watch(stop_watching)) if not args.no_watch else None
             follower = loop.create_task(reloader.follow(stop_watching))  # idles while no source is listed
             heap.settle()  # what startup built lives as long as the process (or until a reload)

@@ -23,6 +23,7 @@ import yaml
 from gateway.check import judge_record
 from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
+from tests.conftest import free_port
 from tests.integration.harness import Gateway, prepare
 from tests.integration.profiles import PROFILES
 from tests.integration.test_reload import until
@@ -119,3 +120,49 @@ def test_registry_api_needs_the_metrics_credentials(tmp_path: Path) -> None:
         asyncio.run(scenario())
     finally:
         assert gateway.stop() == 0, gateway.output()
+
+
+def own_root(port: int) -> tuple[Any, str]:
+    """GET / on the registry's own address: the body and the `Link` header."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
+        return json.loads(response.read()), response.headers["Link"]
+
+
+def test_epochs_and_createdat_survive_a_restart_and_the_registry_has_an_address_of_its_own(tmp_path: Path) -> None:
+    """Issue 19, points 8 and 12: a real `xgate run` restarted keeps epoch 2 at 2 and `createdat` as it was (state
+    beside the config directory, the default); `registry.address` serves the API at the root of its own address."""
+    world = prepare(PROFILES["HTTP"], tmp_path)
+    (world.config_dir / "other.xreg.json").write_text(json.dumps(other_group("/it/{shard}")))
+    own_port = free_port()
+    settings_file = world.config_dir / "gateway.yaml"
+    settings = yaml.safe_load(settings_file.read_text())
+    settings["registry"] = {"address": f"127.0.0.1:{own_port}"}
+    settings_file.write_text(yaml.safe_dump(settings))
+    first_path = "/registry/messagegroups/it.other/messages/first"
+    seen: dict[str, Any] = {}
+
+    async def first_life(gateway: Gateway) -> None:
+        await until(lambda: epoch(gateway, first_path) == 1, 60, "/registry answering")
+        (world.config_dir / "other.xreg.json").write_text(json.dumps(other_group("/elsewhere/{shard}")))
+        await until(lambda: epoch(gateway, first_path) == 2, 20, "the edited message's epoch rising")
+        seen["message"], seen["root"] = get(gateway, first_path)[1], get(gateway, "/registry")[1]
+        seen["own"], seen["link"] = own_root(own_port)
+
+    async def second_life(gateway: Gateway) -> None:
+        await until(lambda: get(gateway, first_path)[0] == 200, 60, "/registry answering again")
+        seen["again"], seen["root again"] = get(gateway, first_path)[1], get(gateway, "/registry")[1]
+
+    for life in (first_life, second_life):
+        gateway = Gateway(world.config_dir)
+        try:
+            asyncio.run(life(gateway))
+        finally:
+            assert gateway.stop() == 0, gateway.output()
+    message, again = seen["message"], seen["again"]
+    assert (again["epoch"], again["createdat"], again["modifiedat"]) == \
+        (2, message["createdat"], message["modifiedat"])
+    assert (seen["root again"]["epoch"], seen["root again"]["createdat"]) == \
+        (seen["root"]["epoch"], seen["root"]["createdat"])
+    assert (tmp_path / ".config.xgate-state" / "registry-state.json").is_file()
+    assert seen["own"]["self"] == f"http://127.0.0.1:{own_port}/" and seen["own"]["messagegroupscount"] == 1
+    assert seen["link"] == f"<http://127.0.0.1:{own_port}>;rel=xregistry-root"

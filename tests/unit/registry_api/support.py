@@ -16,7 +16,7 @@ from gateway.loader import Snapshot, load_snapshot
 from gateway.metrics.server import MetricsServer
 from gateway.registry_api import RegistryView
 from gateway.registry_api.routes import answer
-from gateway.settings import MetricsSettings
+from gateway.settings import MetricsSettings, RegistrySettings
 from tests.conftest import SHARED_CONFORMANCE
 
 BASE = "http://registry.test/registry"
@@ -56,12 +56,15 @@ def run(scenario: Callable[[], Awaitable[T]]) -> T:
     return asyncio.run(bounded())
 
 
-def serving(view: RegistryView, access: MetricsSettings | None = None) -> MetricsServer:
-    return MetricsServer(CollectorRegistry(), lambda: (True, {}), "127.0.0.1:0", access, view)
+def serving(view: RegistryView, access: MetricsSettings | None = None,
+            registry: RegistrySettings | None = None) -> MetricsServer:
+    return MetricsServer(CollectorRegistry(), lambda: (True, {}), "127.0.0.1:0", access, view, registry)
 
 
-async def http(server: MetricsServer, method: str, path: str,
-               headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+async def http(server: MetricsServer, method: str, path: str, headers: dict[str, str] | None = None,
+               port: int | None = None) -> tuple[int, dict[str, str], bytes]:
+    """One request to the metrics address (or `port`, the registry's own address)."""
     async with aiohttp.ClientSession() as session, session.request(
-            method, f"http://127.0.0.1:{server.port}{path}", headers=headers, allow_redirects=False) as response:
+            method, f"http://127.0.0.1:{port or server.port}{path}", headers=headers,
+            allow_redirects=False) as response:
         return response.status, dict(response.headers), await response.read()

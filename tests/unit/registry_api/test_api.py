@@ -64,7 +64,8 @@ def test_messages_of_groups_and_endpoints_are_resources_with_one_version(view: R
     assert placed["self"] == f"{BASE}/messagegroups/orders/messages/placed"  # no `$details`: no document
     assert placed["metaurl"] == f"{BASE}/messagegroups/orders/messages/placed/meta"
     assert placed["versionscount"] == 1 and "versions" not in placed
-    assert placed["dataschema"] == READING  # resolved: the schema's default version, inlined
+    # resolved, its schema one of the registry's: the reference, not a copy (issue 19 point 9)
+    assert placed["dataschemauri"] == "/schemagroups/shop/schemas/reading" and "dataschema" not in placed
     version = ok(view, "/messagegroups/orders/messages/placed/versions/1")
     assert version["xid"] == "/messagegroups/orders/messages/placed/versions/1" and version["messageid"] == "placed"
     assert {k: v for k, v in version.items() if k not in ("self", "xid")} == \
@@ -79,7 +80,7 @@ def test_basemessage_chains_are_served_materialized(view: RegistryView) -> None:
     assert "basemessageuri" not in cancelled and "basemessage" not in cancelled
     assert cancelled["envelopemetadata"] == {"type": {"value": "com.example.order.cancelled"},
                                              "source": {"type": "uritemplate", "value": "/shops/{shop}"}}
-    assert cancelled["dataschema"] == READING
+    assert cancelled["dataschemauri"] == "/schemagroups/shop/schemas/reading"  # inherited from its base
 
 
 def test_meta_entity(view: RegistryView) -> None:
@@ -87,7 +88,7 @@ def test_meta_entity(view: RegistryView) -> None:
     assert meta == {**meta, "schemaid": "reading", "xid": "/schemagroups/shop/schemas/reading/meta",
                     "self": f"{BASE}/schemagroups/shop/schemas/reading/meta", "epoch": 1, "readonly": True,
                     "defaultversionid": "2", "defaultversionsticky": False,
-                    "defaultversionurl": f"{BASE}/schemagroups/shop/schemas/reading/versions/2"}
+                    "defaultversionurl": f"{BASE}/schemagroups/shop/schemas/reading/versions/2$details"}
 
 
 def test_schema_versions_down_to_one_version(view: RegistryView) -> None:
