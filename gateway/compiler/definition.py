@@ -15,7 +15,9 @@ from gateway.compiler.constraints import (
     compile_content_type,
     compile_payload,
     compile_property,
+    compile_raw_attributes,
     compile_repeated,
+    resolve_type,
 )
 from gateway.compiler.fields import DISCRIMINATOR_FIELDS, OptionConstraint, option_constraints
 from gateway.compiler.payload import (
@@ -190,6 +192,12 @@ class CompileCache:
             self._checks[key] = compile_attribute(name, propdef, default_type)
         return self._checks[key]
 
+    def raw_attributes(self, binary: frozenset[str]) -> Check:
+        key = ("raw-attributes", tuple(sorted(binary)))
+        if key not in self._checks:
+            self._checks[key] = compile_raw_attributes(binary)
+        return self._checks[key]
+
     def payload(self, validator: Any, for_cloudevents: bool) -> Check:
         key = ("payload", id(validator), for_cloudevents)  # the validator itself lives in self._compiled
         if key not in self._checks:
@@ -226,6 +234,9 @@ def compile_definition(definition: MessageDefinition, cache: CompileCache,
                 shortcut_of[len(checks)] = (name, shortcut)
             checks.append(cache.attribute(name, propdef, default_type))
             specificity += 1
+        checks.append(cache.raw_attributes(frozenset(
+            name for name, propdef in metadata.items() if resolve_type(propdef, CE_DEFAULT_TYPES.get(name, "string"))
+            == "binary")))
     by_path: dict[str, list[OptionConstraint]] = {}
     for option in option_constraints(attrs.get("protocol"), attrs.get("protocoloptions") or {}):
         by_path.setdefault(option.path, []).append(option)

@@ -90,16 +90,18 @@ class EndpointRules:
     def classify(self, envelope: Envelope, limits: Limits = DEFAULT_LIMITS) -> Verdict:
         index = self.index_for(envelope.protocol)
         content_type = protocol_content_type(envelope)
+        unique = limits.reject_duplicate_keys
         if not index.needs_cloudevents:
-            return _judge(index, MessageView(envelope, None, content_type))
-        events = read_cloudevents(envelope, self.envelope_mode, content_type)
+            return _judge(index, MessageView(envelope, None, content_type, unique_keys=unique))
+        events = read_cloudevents(envelope, self.envelope_mode, content_type, unique)
         if len(events) > limits.max_batch_events:
             return Verdict(Outcome.NONCONFORMANT, None, None, (limit_violation(
                 "body", f"at most {limits.max_batch_events} events", len(events),
                 f"the batch holds {len(events)} events, over the limit of {limits.max_batch_events}"),))
         if len(events) == 1 and (self.envelope_mode == "binary" or not is_batch(envelope, content_type)):
-            return _judge(index, MessageView(envelope, events[0], content_type))
-        verdicts = tuple(_judge(index, MessageView(envelope, event, content_type)) for event in events)
+            return _judge(index, MessageView(envelope, events[0], content_type, unique_keys=unique))
+        verdicts = tuple(_judge(index, MessageView(envelope, event, content_type, unique_keys=unique))
+                         for event in events)
         return _combine_batch(verdicts, events[0].problem if events and not events[0].attributes else None)
 
 
