@@ -135,11 +135,12 @@ class JsonSchemaValidator:
     """One compiled JSON Schema; `is_valid` first, the detailed pass only on failure."""
 
     kind: str = JSONSCHEMA
-    __slots__ = ("_is_valid", "_validator")
+    __slots__ = ("_is_valid", "_validator", "is_valid")
 
     def __init__(self, validator: jsonschema_rs.Validator) -> None:
         self._validator = validator
-        self._is_valid = validator.is_valid
+        # the accepting pass calls it on values orjson produced (always JSON data: it cannot raise)
+        self.is_valid = self._is_valid = validator.is_valid
 
     def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
         # The content type needs no dispatch: a JSON Schema payload is JSON.
