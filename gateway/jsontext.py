@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from gateway.limits import MAX_NESTING, json_too_deep
+from gateway.limits import MAX_NESTING, json_too_deep, nesting_exceeds
 
 
 class TooDeep(ValueError):
@@ -61,11 +61,34 @@ def loads(raw: bytes | str, unique: bool = False) -> Any:
         if json_too_deep(raw, value):
             raise TooDeep(f"nested deeper than {MAX_NESTING} levels")
         return value  # json with the hook has already refused duplicates
+    if raw.__class__ is bytes:
+        # one C pass keeps only the bytes both guards count: brackets, colons, backslashes
+        marks = raw.translate(None, _NOT_MARKS) if len(raw) > MAX_NESTING else raw  # type: ignore[union-attr]
+        if len(raw) > MAX_NESTING and marks.count(b"{") + marks.count(b"[") > MAX_NESTING and \
+                nesting_exceeds(value):
+            raise TooDeep(f"nested deeper than {MAX_NESTING} levels")
+        if unique and value.__class__ in (dict, list) and \
+                (marks.count(b":") != orjson.dumps(value).count(b":") or b"\\" in marks and b"\\u" in raw) and \
+                _exact_duplicate(raw):
+            raise DuplicateMember(duplicate_name(raw))
+        return value
     if json_too_deep(raw, value):
         raise TooDeep(f"nested deeper than {MAX_NESTING} levels")
     if unique and value.__class__ in (dict, list) and has_duplicate_members(raw, value):
         raise DuplicateMember(duplicate_name(raw))
     return value
+
+
+# every byte but `{ [ : \`: deleted by bytes.translate, so that one pass leaves what the guards count
+_NOT_MARKS = bytes(b for b in range(256) if b not in b"{[:\\")
+
+
+def _exact_duplicate(raw: bytes | str) -> bool:
+    try:
+        json.loads(raw, object_pairs_hook=_unique_pairs)
+    except DuplicateMember:
+        return True
+    return False
 
 
 def has_duplicate_members(raw: bytes | str, value: Any) -> bool:
@@ -75,11 +98,7 @@ def has_duplicate_members(raw: bytes | str, value: Any) -> bool:
             return False
     elif raw.count(b":") == orjson.dumps(value).count(b":") and b"\\u" not in raw:  # type: ignore[arg-type]
         return False
-    try:
-        json.loads(raw, object_pairs_hook=_unique_pairs)
-    except DuplicateMember:
-        return True
-    return False
+    return _exact_duplicate(raw)
 
 
 def duplicate_name(raw: bytes | str) -> str:

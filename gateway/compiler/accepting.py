@@ -49,6 +49,7 @@ UNSURE: Any = object()  # the full judge decides
 _URIREF, _URI, _TIMESTAMP = checker("urireference"), checker("uri"), checker("timestamp")
 _MEMO_LIMIT = 4096
 _NAME_OK: dict[str, bool] = {}
+_GOOD_NAMES: set[str] = set()  # the names of _NAME_OK that pass, for one C-level subset test per message
 _SOURCE_OK: dict[str, bool] = {}
 _DATASCHEMA_OK: dict[str, bool] = {}
 _STRUCTURED_MEMBERS = frozenset({"data", "data_base64"})
@@ -70,6 +71,8 @@ def _good_name(name: Any) -> bool:
         known = full_rule(name)
         if len(_NAME_OK) < _MEMO_LIMIT:
             _NAME_OK[name] = known
+            if known:
+                _GOOD_NAMES.add(name)
     return known
 
 
@@ -86,6 +89,8 @@ def implicit_rules_hold(attributes: dict[str, Any], text: bool, skip: frozenset[
         return False
     if dataschema is not None and (dataschema.__class__ is not str or not _memo(_DATASCHEMA_OK, _URI, dataschema)):
         return False
+    if _GOOD_NAMES.issuperset(attributes):
+        return True
     for name in attributes:
         if not (_NAME_OK.get(name) or name in skip or _good_name(name)):
             return False
@@ -95,8 +100,8 @@ def implicit_rules_hold(attributes: dict[str, Any], text: bool, skip: frozenset[
 class _Plan:
     """One definition's checks as flat tuples; `closures` are the full judge's own, run on a MessageView."""
 
-    __slots__ = ("binary", "closures", "content_types", "definition", "exact", "literals", "payload", "present",
-                 "strings", "templates", "typed", "usable", "verdict")
+    __slots__ = ("agrees", "binary", "closures", "content_types", "definition", "exact", "literals", "payload",
+                 "present", "strings", "templates", "typed", "usable", "verdict")
 
     def __init__(self, definition: CompiledDefinition) -> None:
         self.definition = definition
@@ -110,6 +115,7 @@ class _Plan:
         self.closures: list[Any] = []
         self.binary: frozenset[str] = frozenset()
         self.content_types: tuple[str, ...] | None = None
+        self.agrees: dict[str, bool] = {}  # content type -> agrees with `content_types` (bounded memo)
         self.payload: Any = None
         # a definition the pass cannot read as the full judge does: never accepted here
         self.usable = definition.cloudevents
@@ -148,10 +154,12 @@ class _Plan:
                 self.present.append(name)
             return  # "free": nothing the implicit rules leave to check
         if value is None or type_name == "timestamp" and value in ANY_TIMESTAMPS:
-            self.typed.append((name, required, is_type, type_name == "binary"))
+            self.typed.append((name, required, _MEMOIZED.get(type_name, is_type), type_name == "binary"))
         elif isinstance(value, str) and (type_name in STRING_LIKE or type_name == "any") and has_placeholders(value):
             template = compile_template(value)
             if template.forced is not None and not template.repeated:
+                if name == "source" and type_name in ("urireference", "uritemplate", "string"):
+                    is_type = _implied  # the implicit rules, checked first, require a URI-reference: it is one
                 self.templates.append((name, required, is_type, template.forced.fullmatch, template.names))
             else:
                 self.closures.append(check)
@@ -203,14 +211,44 @@ class _Plan:
         wanted = self.content_types
         if wanted is not None:
             actual = get("datacontenttype")
-            if actual.__class__ is str and not content_types_agree(actual, wanted):
-                return False
+            if actual.__class__ is str:
+                agrees = self.agrees.get(actual)
+                if agrees is None:
+                    agrees = content_types_agree(actual, wanted)
+                    if len(self.agrees) < _MEMO_LIMIT:
+                        self.agrees[actual] = agrees
+                if not agrees:
+                    return False
         if self.closures:
             shown = view()
             for check in self.closures:
                 if check(shown, bindings) is not None:
                     return False
         return self.payload is None or payload_ok(self.payload)
+
+
+def _implied(value: Any, text: bool) -> bool:
+    return True
+
+
+def _memoized(check: Callable[[Any, bool], bool]) -> Callable[[Any, bool], bool]:
+    """A type check of text that does not depend on `text` (URIs recur: a few producers, a few relays)."""
+    memo: dict[str, bool] = {}
+
+    def remembered(value: Any, text: bool) -> bool:
+        if value.__class__ is not str:
+            return check(value, text)
+        known = memo.get(value)
+        if known is None:
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            known = memo[value] = check(value, text)
+        return known
+
+    return remembered
+
+
+_MEMOIZED = {name: _memoized(checker(name)) for name in ("uri", "urireference", "symbol")}
 
 
 def plans_for(definitions: tuple[CompiledDefinition, ...]) -> dict[int, _Plan]:
