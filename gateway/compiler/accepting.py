@@ -1,7 +1,7 @@
 """The accepting pass: decide that a message conforms, cheaply, and build nothing else (DESIGN.md rule 6).
 
 `accept` answers with the conformant Verdict the full judge would give (same definition: the first in rank
-order that passes), with FAIL when every candidate certainly fails (the explaining pass takes over), or
+order that passes), with Failed when every candidate certainly fails (the explaining pass takes over), or
 with UNSURE when it cannot tell (the full judge decides). It is sound by construction: a definition is
 accepted only when every check of it is known to pass and every earlier-ranked candidate is known to fail;
 whatever this module cannot map exactly to the full judge's checks runs the full judge's own closure, and
@@ -23,12 +23,11 @@ from gateway import jsontext
 from gateway.cloudevents import (
     BINARY,
     MISSING,
-    STRUCTURED,
     choose_mode,
     is_batch,
     protocol_content_type,
     read_binary,
-    read_cloudevents,
+    read_structured_event,
 )
 from gateway.compiler.constraints import (
     attribute_shortcut,
@@ -36,15 +35,23 @@ from gateway.compiler.constraints import (
     resolve_type,
 )
 from gateway.compiler.definition import CompiledDefinition
-from gateway.compiler.payload.formats import JSONSCHEMA
+from gateway.compiler.payload.jsonschema import JsonSchemaValidator
 from gateway.compiler.templates import compile_template, has_placeholders
 from gateway.compiler.types import ANY_TIMESTAMPS, STRING_LIKE, checker
 from gateway.compiler.view import MessageView
 from gateway.envelope import Envelope
 from gateway.verdict import Outcome, Verdict
 
-FAIL: Any = object()    # every candidate fails: explain
 UNSURE: Any = object()  # the full judge decides
+
+
+class Failed:
+    """Every candidate fails: the explaining pass takes over with the message as the full judge reads it."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: MessageView) -> None:
+        self.view = view
 
 _URIREF, _URI, _TIMESTAMP = checker("urireference"), checker("uri"), checker("timestamp")
 _MEMO_LIMIT = 4096
@@ -53,6 +60,8 @@ _GOOD_NAMES: set[str] = set()  # the names of _NAME_OK that pass, for one C-leve
 _SOURCE_OK: dict[str, bool] = {}
 _DATASCHEMA_OK: dict[str, bool] = {}
 _STRUCTURED_MEMBERS = frozenset({"data", "data_base64"})
+_NO_NAMES: frozenset[str] = frozenset()
+_NO_BINDINGS: dict[str, str] = {}  # never written: only templates and closures bind
 
 
 def _memo(memo: dict[str, bool], check: Callable[[Any, bool], bool], value: str) -> bool:
@@ -92,7 +101,8 @@ def implicit_rules_hold(attributes: dict[str, Any], text: bool, skip: frozenset[
     if _GOOD_NAMES.issuperset(attributes):
         return True
     for name in attributes:
-        if not (_NAME_OK.get(name) or name in skip or _good_name(name)):
+        # `data` is itself a good name: remembered, later messages pass the subset test above
+        if not (_NAME_OK.get(name) or _good_name(name) or name in skip):
             return False
     return True
 
@@ -191,7 +201,7 @@ class _Plan:
             actual = get(name)
             if actual is None and required or actual is not None and actual != literal:
                 return False
-        bindings: dict[str, str] = {}
+        bindings: dict[str, str] = {} if self.templates or self.closures else _NO_BINDINGS
         for name, required, is_type, fullmatch, names in self.templates:
             actual = get(name)
             if actual is None:
@@ -277,11 +287,12 @@ class _Payload:
 
     def _judge(self, validator: Any) -> bool:
         if self.data is not MISSING:
-            is_valid = getattr(validator, "is_valid", None)
-            return is_valid(self.data) if is_valid is not None else validator.check_value(self.data) is None
+            if validator.__class__ is JsonSchemaValidator:
+                return validator.is_valid(self.data)  # type: ignore[no-any-return]
+            return validator.check_value(self.data) is None
         if self.body is None:  # a structured event without data: nothing to validate
             return True
-        if validator.kind != JSONSCHEMA:
+        if validator.__class__ is not JsonSchemaValidator:  # other formats, Confluent's wire format
             return validator.check_bytes(self.body, self.content_type) is None
         if self.value is MISSING:
             try:
@@ -296,7 +307,7 @@ class _Payload:
 
 def accept(index: Any, plans: dict[int, _Plan], envelope: Envelope, allowed_mode: str | None,
            unique: bool) -> Any:
-    """The conformant Verdict, FAIL or UNSURE for one message on one endpoint's index (see the module doc)."""
+    """The conformant Verdict, Failed or UNSURE for one message on one endpoint's index (see the module doc)."""
     if not index.needs_cloudevents or index.paths and index.paths[0][0] != "envelopemetadata.type" or \
             len(index.paths) > 1:
         return UNSURE
@@ -305,10 +316,11 @@ def accept(index: Any, plans: dict[int, _Plan], envelope: Envelope, allowed_mode
         reading = read_binary(envelope, content_type)
         if reading.problem is not None:
             return UNSURE
-        attributes, text, raw_names, skip = reading.attributes, True, reading.raw_names, frozenset()
+        attributes, text, raw_names, skip = reading.attributes, True, reading.raw_names, _NO_NAMES
         content = attributes.get("datacontenttype")
         payload = _Payload(envelope.body, MISSING, content if isinstance(content, str) else None, unique)
     else:
+        reading = None
         if is_batch(envelope, content_type):
             return UNSURE
         try:
@@ -321,36 +333,30 @@ def accept(index: Any, plans: dict[int, _Plan], envelope: Envelope, allowed_mode
         content = attributes.get("datacontenttype")
         payload = _Payload(None, attributes.get("data", MISSING), content if isinstance(content, str) else None,
                            unique)  # type: ignore[arg-type]
-    kind = attributes.get("type")
-    candidates = index.fixed.get(("envelopemetadata.type", kind)) if kind.__class__ is str else None
-    if index.floating:
-        return UNSURE if candidates is None or any(d.discriminator is None or d.discriminator.template is not None
-                                                   and d.discriminator.template.match(kind) is not None
-                                                   for d in index.floating) else _first(
-            candidates, plans, attributes, text, raw_names, skip, payload, envelope, content_type)
-    if not candidates:
-        return UNSURE  # no candidate: `no-match` is worded by the explaining pass
-    return _first(candidates, plans, attributes, text, raw_names, skip, payload, envelope, content_type)
-
-
-def _first(candidates: tuple[CompiledDefinition, ...], plans: dict[int, _Plan], attributes: dict[str, Any],
-           text: bool, raw_names: tuple[str, ...], skip: frozenset[str], payload: _Payload, envelope: Envelope,
-           content_type: Any) -> Any:
-    if not implicit_rules_hold(attributes, text, skip):
-        return FAIL
     view_of: list[MessageView] = []
 
     def view() -> MessageView:
-        # only for the closures this pass does not flatten (protocol options): the full judge's reading
+        # the message as the full judge reads it: for the closures this pass does not flatten (protocol
+        # options), and for the explaining pass; made from what was read here, never read again
         if not view_of:
-            events = read_cloudevents(envelope, BINARY if text else STRUCTURED, content_type, payload.unique)
-            view_of.append(MessageView(envelope, events[0], content_type, unique_keys=payload.unique))
+            event = reading if text else read_structured_event(attributes)
+            view_of.append(MessageView(envelope, event, content_type, unique_keys=unique))
         return view_of[0]
 
+    kind = attributes.get("type")
+    candidates = index.fixed.get(("envelopemetadata.type", kind)) if kind.__class__ is str else None
+    if index.floating and any(d.discriminator is None or d.discriminator.template is not None and
+                              kind.__class__ is str and d.discriminator.template.match(kind) is not None
+                              for d in index.floating):
+        return UNSURE
+    if not candidates:
+        return Failed(view())  # no candidate: `no-match`, worded by the explaining pass
+    if not implicit_rules_hold(attributes, text, skip):
+        return Failed(view())
     for definition in candidates:
         plan = plans[id(definition)]
         if not plan.usable:
             return UNSURE
         if plan.decide(attributes, text, raw_names, payload.ok, view):
             return plan.verdict
-    return FAIL
+    return Failed(view())

@@ -16,7 +16,7 @@ from gateway.cloudevents import MISSING, STRUCTURED
 from gateway.compiler.fields import Getter
 from gateway.compiler.payload import PayloadValidator
 from gateway.compiler.payload.base import load_json_payload
-from gateway.compiler.payload.formats import JSONSCHEMA
+from gateway.compiler.payload.jsonschema import JsonSchemaValidator
 from gateway.compiler.templates import compile_template, has_placeholders
 from gateway.compiler.types import ANY_TIMESTAMPS, STRING_LIKE, canonical_type, checker, coerce, infer_type
 from gateway.compiler.view import MessageView
@@ -356,7 +356,7 @@ def compile_content_type(expected: tuple[str, ...], path: str, for_cloudevents: 
 def compile_payload(validator: PayloadValidator, for_cloudevents: bool) -> Check:
     check_bytes = validator.check_bytes
     check_value = validator.check_value
-    is_json_schema = validator.kind == JSONSCHEMA
+    is_json_schema = validator.__class__ is JsonSchemaValidator  # not Confluent's wire format of one
 
     def judge(view: MessageView) -> tuple[Violation, ...] | None:
         event = view.event

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.cloudevents import is_batch, protocol_content_type, read_cloudevents
-from gateway.compiler.accepting import FAIL, accept, plans_for
+from gateway.compiler.accepting import Failed, accept, plans_for
 from gateway.compiler.definition import CompileCache, CompiledDefinition, compile_definition
 from gateway.compiler.explaining import explain_failure
 from gateway.compiler.view import MessageView
@@ -98,11 +98,12 @@ class EndpointRules:
         found = accept(index, index.plans, envelope, self.envelope_mode, limits.reject_duplicate_keys)
         if found.__class__ is Verdict:
             return found  # type: ignore[no-any-return]
-        return self.judge(envelope, limits, explain_only=found is FAIL)
+        if found.__class__ is Failed:
+            return explain_failure(index.candidates(found.view), found.view)
+        return self.judge(envelope, limits)
 
-    def judge(self, envelope: Envelope, limits: Limits = DEFAULT_LIMITS, explain_only: bool = False) -> Verdict:
-        """The full judge: every candidate's closures (`explain_only`: the accepting pass found that every
-        candidate fails, so only the explanation is left to do)."""
+    def judge(self, envelope: Envelope, limits: Limits = DEFAULT_LIMITS) -> Verdict:
+        """The full judge: every candidate's closures."""
         index = self.index_for(envelope.protocol)
         content_type = protocol_content_type(envelope)
         unique = limits.reject_duplicate_keys
@@ -114,8 +115,7 @@ class EndpointRules:
                 "body", f"at most {limits.max_batch_events} events", len(events),
                 f"the batch holds {len(events)} events, over the limit of {limits.max_batch_events}"),))
         if len(events) == 1 and (self.envelope_mode == "binary" or not is_batch(envelope, content_type)):
-            view = MessageView(envelope, events[0], content_type, unique_keys=unique)
-            return explain_failure(index.candidates(view), view) if explain_only else _judge(index, view)
+            return _judge(index, MessageView(envelope, events[0], content_type, unique_keys=unique))
         verdicts = tuple(_judge(index, MessageView(envelope, event, content_type, unique_keys=unique))
                          for event in events)
         return _combine_batch(verdicts, events[0].problem if events and not events[0].attributes else None)

@@ -19,7 +19,7 @@ import pytest
 
 from bench import workload
 from gateway.compiler import Ruleset, compile_registry
-from gateway.compiler.accepting import FAIL, UNSURE, accept
+from gateway.compiler.accepting import UNSURE, Failed, accept
 from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
 from gateway.recorded import RecordError, envelope_from_record
@@ -80,7 +80,7 @@ def _decision(ruleset: Ruleset, envelope: Envelope, verdict: Verdict) -> str:
     assert rules is not None
     index = rules.index_for(envelope.protocol)
     found = accept(index, index.plans, envelope, rules.envelope_mode, True)
-    return "fail" if found is FAIL else "unsure" if found is UNSURE else "accepted"
+    return "fail" if isinstance(found, Failed) else "unsure" if found is UNSURE else "accepted"
 
 
 def test_the_seeds_conform_and_are_accepted_by_the_fast_pass(workload_ruleset: Ruleset, demo_ruleset: Ruleset) -> None:
