@@ -9,6 +9,7 @@ time, which a loaded machine inflates less):
   mix                   the whole workload, Ruleset.classify
   full-mix              the whole workload, Ruleset.judge_fully (every candidate's closures: the reference)
   check                 recorded lines -> verdict lines, gateway.check.check_stream (start-up excluded)
+  check-per-line        the same with the loop `xgate check` ran before (judge_lines, json.dumps a verdict)
   mix-no-dupcheck       the mix with runtime.limits.reject_duplicate_keys off: the duplicate check's cost
 Each kind's floor is orjson.loads of its own bodies (check's: of the message bodies of its lines).
 """
@@ -29,7 +30,7 @@ from typing import Any
 import orjson
 
 from bench import workload
-from gateway.check import Summary, check_stream
+from gateway.check import Summary, check_stream, judge_lines
 from gateway.compiler import compile_registry
 from gateway.limits import Limits
 from gateway.loader import load_snapshot
@@ -88,6 +89,13 @@ def candidates(count: int) -> tuple[dict[str, Callable[[], None]], dict[str, int
             check_stream(ruleset, io.StringIO(text), out, Summary())
 
     runs["check"], sizes["check"], floors["check"] = check, count, "floor-mix"
+
+    def check_per_line() -> None:  # the loop `xgate check` ran before check_stream: a json.dumps a verdict
+        with open(os.devnull, "w") as out:
+            for verdict in judge_lines(ruleset, io.StringIO(text)):
+                out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
+
+    runs["check-per-line"], sizes["check-per-line"], floors["check-per-line"] = check_per_line, count, "floor-mix"
     return runs, sizes, floors
 
 

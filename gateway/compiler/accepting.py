@@ -305,6 +305,18 @@ class _Payload:
         return validator.is_valid(self.value)  # type: ignore[no-any-return]
 
 
+def _failed(view: MessageView, payload: _Payload) -> Failed:
+    """What the accepting pass learnt of the payload stays with the view: a valid one is not judged again,
+    a failing one is explained in one detailed pass (MessageView.failing_payloads)."""
+    results = payload.results
+    if results:
+        for key, valid in results.items():
+            if valid:
+                view.payload_results[(key, True)] = None
+        view.failing_payloads = frozenset(key for key, valid in results.items() if not valid)
+    return Failed(view)
+
+
 def accept(index: Any, plans: dict[int, _Plan], envelope: Envelope, allowed_mode: str | None,
            unique: bool) -> Any:
     """The conformant Verdict, Failed or UNSURE for one message on one endpoint's index (see the module doc)."""
@@ -350,13 +362,13 @@ def accept(index: Any, plans: dict[int, _Plan], envelope: Envelope, allowed_mode
                               for d in index.floating):
         return UNSURE
     if not candidates:
-        return Failed(view())  # no candidate: `no-match`, worded by the explaining pass
+        return _failed(view(), payload)  # no candidate: `no-match`, worded by the explaining pass
     if not implicit_rules_hold(attributes, text, skip):
-        return Failed(view())
+        return _failed(view(), payload)
     for definition in candidates:
         plan = plans[id(definition)]
         if not plan.usable:
             return UNSURE
         if plan.decide(attributes, text, raw_names, payload.ok, view):
             return plan.verdict
-    return Failed(view())
+    return _failed(view(), payload)

@@ -357,6 +357,9 @@ def compile_payload(validator: PayloadValidator, for_cloudevents: bool) -> Check
     check_bytes = validator.check_bytes
     check_value = validator.check_value
     is_json_schema = validator.__class__ is JsonSchemaValidator  # not Confluent's wire format of one
+    # the explaining pass: a JSON Schema's errors from its one detailed pass, no `is_valid` before it
+    explain_value = validator.explain_value if is_json_schema else check_value  # type: ignore[attr-defined]
+    own = id(validator)
 
     def judge(view: MessageView) -> tuple[Violation, ...] | None:
         event = view.event
@@ -367,14 +370,18 @@ def compile_payload(validator: PayloadValidator, for_cloudevents: bool) -> Check
                     return None
                 if event.data_is_bytes:
                     return check_bytes(event.data, content_type if isinstance(content_type, str) else None)
-                return check_value(event.data)
+                return explain_value(event.data) if own in view.failing_payloads else check_value(event.data)
             return read_body(view, content_type if isinstance(content_type, str) else None)
         return read_body(view, view.protocol_content_type)
 
     def read_body(view: MessageView, content_type: str | None) -> tuple[Violation, ...] | None:
-        if not view.unique_keys and is_json_schema:  # the duplicate check switched off: read as orjson does
-            value, problem = load_json_payload(view.envelope.body, unique=False)
-            return (problem,) if problem is not None else check_value(value)
+        explaining = own in view.failing_payloads
+        if is_json_schema and (explaining or not view.unique_keys):
+            # the duplicate check switched off (read as orjson does), or a failure explained in one pass
+            value, problem = load_json_payload(view.envelope.body, unique=view.unique_keys)
+            if problem is not None:
+                return (problem,)
+            return explain_value(value) if explaining else check_value(value)
         return check_bytes(view.envelope.body, content_type)
 
     # the result depends on the validator, where the payload is read from, and the message only (the content

@@ -20,6 +20,8 @@ class MessageView:
     payload_results: dict[object, Any] = field(default_factory=dict)
     # CONFORMANCE.md 5.7: a JSON payload naming one member twice is `decode` (Limits.reject_duplicate_keys)
     unique_keys: bool = True
+    # validators (by id) the accepting pass found this payload to fail: they explain in one detailed pass
+    failing_payloads: frozenset[int] = frozenset()
 
     @property
     def fields(self) -> dict[str, Any]:
