@@ -63,7 +63,7 @@ def loads(raw: bytes | str, unique: bool = False) -> Any:
         return value  # json with the hook has already refused duplicates
     if raw.__class__ is bytes:
         # one C pass keeps only the bytes both guards count: brackets, colons, backslashes
-        marks = raw.translate(None, _NOT_MARKS) if len(raw) > MAX_NESTING else raw  # type: ignore[union-attr]
+        marks = raw.translate(None, _NOT_MARKS) if len(raw) > MAX_NESTING else raw
         if len(raw) > MAX_NESTING and marks.count(b"{") + marks.count(b"[") > MAX_NESTING and \
                 nesting_exceeds(value):
             raise TooDeep(f"nested deeper than {MAX_NESTING} levels")
@@ -94,7 +94,7 @@ def _exact_duplicate(raw: bytes | str) -> bool:
 def has_duplicate_members(raw: bytes | str, value: Any) -> bool:
     """Whether the JSON text `raw`, which orjson read as `value`, names a member twice in one object."""
     if raw.__class__ is str:
-        if raw.count(":") == orjson.dumps(value).count(b":") and "\\u" not in raw:  # type: ignore[arg-type]
+        if raw.count(":") == orjson.dumps(value).count(b":") and "\\u" not in raw:
             return False
     elif raw.count(b":") == orjson.dumps(value).count(b":") and b"\\u" not in raw:  # type: ignore[arg-type]
         return False

@@ -270,7 +270,7 @@ class _Payload:
 
     __slots__ = ("body", "content_type", "data", "results", "unique", "value")
 
-    def __init__(self, body: bytes, data: Any, content_type: Any, unique: bool) -> None:
+    def __init__(self, body: bytes | None, data: Any, content_type: Any, unique: bool) -> None:
         self.body = body
         self.data = data          # structured: the `data` member (MISSING when absent); binary: MISSING
         self.content_type = content_type
@@ -288,7 +288,7 @@ class _Payload:
     def _judge(self, validator: Any) -> bool:
         if self.data is not MISSING:
             if validator.__class__ is JsonSchemaValidator:
-                return validator.is_valid(self.data)  # type: ignore[no-any-return]
+                return validator.is_valid(self.data)
             return validator.check_value(self.data) is None
         if self.body is None:  # a structured event without data: nothing to validate
             return True
@@ -302,7 +302,7 @@ class _Payload:
                 self.results[-1] = False
         if -1 in self.results:
             return False
-        return validator.is_valid(self.value)  # type: ignore[no-any-return]
+        return validator.is_valid(self.value)
 
 
 def _failed(view: MessageView, payload: _Payload) -> Failed:
@@ -344,7 +344,7 @@ def accept(index: Any, plans: dict[int, _Plan], envelope: Envelope, allowed_mode
         text, raw_names, skip = False, (), _STRUCTURED_MEMBERS
         content = attributes.get("datacontenttype")
         payload = _Payload(None, attributes.get("data", MISSING), content if isinstance(content, str) else None,
-                           unique)  # type: ignore[arg-type]
+                           unique)
     view_of: list[MessageView] = []
 
     def view() -> MessageView:

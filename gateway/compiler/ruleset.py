@@ -97,7 +97,7 @@ class EndpointRules:
         index = self.index_for(envelope.protocol)
         found = accept(index, index.plans, envelope, self.envelope_mode, limits.reject_duplicate_keys)
         if found.__class__ is Verdict:
-            return found  # type: ignore[no-any-return]
+            return found
         if found.__class__ is Failed:
             return explain_failure(index.candidates(found.view), found.view)
         return self.judge(envelope, limits)

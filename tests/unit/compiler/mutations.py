@@ -125,7 +125,7 @@ def _sibling_type(event: Event, rng: random.Random) -> bool:
     kind = event.get("type")
     if not isinstance(kind, str) or "." not in kind:
         return False
-    head, _, tail = kind.rpartition(".")
+    head = kind.rpartition(".")[0]
     return event.set("type", rng.choice([head + ".reading", head + ".relay.tripped", head[:-1], kind + ".bysite",
                                          "com.example.grid.reading", "com.example.fleet.position"]))
 
