@@ -104,3 +104,15 @@ def test_jsontext_finds_duplicates_at_any_depth_and_only_then() -> None:
     with pytest.raises(jsontext.DuplicateMember):  # past orjson (a 100-digit integer): json decides
         jsontext.loads('{"a": 1' + "0" * 100 + ', "a": 1}', unique=True)
     assert jsontext.loads(b'{"a": 1, "a": 2}') == {"a": 2}  # without `unique`, as before
+
+
+@pytest.mark.parametrize("protocol", ["NATS", "HTTP"])
+def test_header_bytes_an_adapter_could_not_read_are_decode(tmp_path: Path, protocol: str) -> None:
+    loaded = load_doc(tmp_path, registry(protocol, {"m": ce_message("t")}))
+    headers = [("ce-specversion", "1.0"), ("ce-id", "1"), ("ce-source", "/s"), ("ce-type", "t")]
+    fields: dict[str, Any] = {"subject": "s"} if protocol == "NATS" else {"method": "POST", "path": "/"}
+    good = Envelope(protocol, {**fields, "headers": headers}, b"", endpoint="ep")
+    raw = Envelope(protocol, {**fields, "headers": [*headers, ("ce-myext", b"\xff\xfe")]}, b"", endpoint="ep")
+    assert loaded.ruleset.classify(good).conformant
+    verdict = loaded.ruleset.classify(raw)
+    assert shape(verdict) == bad("g", "m", ("envelopemetadata.myext", "decode"))
