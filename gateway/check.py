@@ -1,10 +1,18 @@
-"""Judge recorded messages (CONFORMANCE.md section 7) against a compiled Ruleset."""
+"""Judge recorded messages (CONFORMANCE.md section 7) against a compiled Ruleset.
+
+`check_stream` is `xgate check`'s loop: lines read a megabyte at a time, each verdict written as one orjson
+line (a conformant verdict's line is made once per message definition and reused), one write per chunk.
+"""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import IO, Any, Protocol
+
+import orjson
 
 from gateway import jsontext
 from gateway.compiler import Ruleset
@@ -100,3 +108,50 @@ class Summary:
     def _count(self, count: int) -> str:
         share = f" ({100 * count / self.total:.1f}%)" if self.total else ""
         return f"{count:>8}{share}"
+
+
+class ByteSink(Protocol):
+    """Where verdict lines go: a binary stream, or a wrapper writing them to a text one."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
+CHUNK_BYTES = 1 << 20
+_CONFORMANT_LINES: dict[tuple[str | None, str | None], bytes] = {}
+
+
+def verdict_line(verdict: Verdict) -> bytes:
+    """One verdict as a JSON line (CONFORMANCE.md section 7)."""
+    if verdict.conformant and verdict.events is None:
+        key = (verdict.messagegroupid, verdict.messageid)
+        line = _CONFORMANT_LINES.get(key)
+        if line is None:
+            line = orjson.dumps(verdict.as_dict()) + b"\n"
+            if len(_CONFORMANT_LINES) < 4096:  # bounded: message ids come from the registry
+                _CONFORMANT_LINES[key] = line
+        return line
+    try:
+        return orjson.dumps(verdict.as_dict(), default=str) + b"\n"
+    except TypeError:  # an integer past 64 bits in `expected` or `actual`: json writes any integer
+        return (json.dumps(verdict.as_dict(), default=str) + "\n").encode("utf-8", "surrogateescape")
+
+
+def check_stream(ruleset: Ruleset, source: IO[str], out: ByteSink | None, summary: Summary,
+                 endpoint: str | None = None, tick: Callable[[Summary], Any] | None = None) -> None:
+    """Judge every non-blank line of `source`, count it in `summary` and (with `out`) write its verdict line."""
+    while True:
+        lines = source.readlines(CHUNK_BYTES)
+        if not lines:
+            return
+        written: list[bytes] = []
+        for line in lines:
+            if line.isspace() or not line:
+                continue
+            verdict = judge_line(ruleset, line, endpoint)
+            summary.add(verdict)
+            if out is not None:
+                written.append(verdict_line(verdict))
+        if out is not None:
+            out.write(b"".join(written))
+        if tick is not None:
+            tick(summary)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gateway import __version__
-from gateway.check import Summary, judge_lines, judge_record
+from gateway.check import Summary, check_stream, judge_record
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic
 from gateway.loader import Snapshot, load_snapshot
@@ -62,6 +62,19 @@ def _load(paths: Sequence[str], settings_file: str | None = None) -> tuple[Snaps
     return snapshot, compile_registry(snapshot.registry, snapshot.digest, limits)
 
 
+class _TextSink:
+    """Verdict lines (bytes) onto a text stream without a binary buffer (a test's StringIO)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes) -> None:
+        self.stream.write(data.decode("utf-8", "surrogateescape"))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 class _Progress:
     """A one-line running count on a terminal's stderr, refreshed at most twice a second."""
 
@@ -100,12 +113,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     out = sys.stdout
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     with source:
-        for verdict in judge_lines(ruleset, source, args.endpoint):
-            summary.add(verdict)
-            if args.format == "json":
-                out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
-            if progress is not None:
-                progress.tick(summary)
+        out.flush()
+        sink = getattr(out, "buffer", None) or _TextSink(out)
+        check_stream(ruleset, source, sink if args.format == "json" else None, summary, args.endpoint,
+                     progress.tick if progress is not None else None)
+        sink.flush()
     if progress is not None:
         progress.done()
     if args.format == "table":

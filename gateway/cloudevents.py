@@ -39,6 +39,8 @@ class CloudEventReading:
     data: Any = MISSING
     data_is_bytes: bool = False
     problem: Violation | None = None
+    # binary mode: attributes whose header bytes are not UTF-8 (kept as bytes; `decode` unless declared binary)
+    raw_names: tuple[str, ...] = ()
 
 
 def header_text(value: Any) -> Any:
@@ -165,11 +167,14 @@ def read_structured_event(event: Any) -> CloudEventReading:
     return reading
 
 
-def parse_json_body(body: bytes) -> tuple[Any, Violation | None]:
+def parse_json_body(body: bytes, unique: bool = True) -> tuple[Any, Violation | None]:
     try:
-        return jsontext.loads(body), None
+        return jsontext.loads(body, unique), None
     except jsontext.TooDeep:
         return None, nesting_violation("body", "the structured body")
+    except jsontext.DuplicateMember as exc:
+        return None, _decode_problem(f"structured body names a member twice ({exc}): CONFORMANCE.md 5.7 allows "
+                                     "one reading only", body)
     except ValueError as exc:
         return None, _decode_problem(f"structured body is not valid JSON: {exc}", body)
 
@@ -179,6 +184,7 @@ def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventRe
     protocol = envelope.protocol
     attributes: dict[str, Any] = {}
     problem: Violation | None = None
+    raw: list[str] = []
     if protocol == "KAFKA":
         for name, value in fields.get("headers") or ():
             # Kafka header keys are case-sensitive: `CE_id` is not the attribute `id` (binding 3.2.3.1)
@@ -187,15 +193,21 @@ def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventRe
                     try:
                         value = value.decode("utf-8")
                     except UnicodeDecodeError:
-                        pass
+                        raw.append(name[3:])
                 else:
                     value = header_text(value)
+                    if value.__class__ is bytes:
+                        raw.append(name[3:])
                 attributes[name[3:]] = value
     elif protocol == "MQTT/5.0":
         # MQTT has no attribute prefix: a user property whose name cannot be an attribute name
         # (`x-request-id`) is an application property, not a malformed CloudEvents attribute
         for name, value in fields.get("user_properties") or ():
             if isinstance(name, str) and _ATTRIBUTE_NAME.fullmatch(name):
+                if isinstance(value, (bytes, bytearray, memoryview)):
+                    value = header_text(value)
+                    if value.__class__ is bytes:
+                        raw.append(name)
                 attributes[name] = value
     elif protocol == "AMQP/1.0":
         for name, value in (fields.get("application-properties") or {}).items():
@@ -208,6 +220,10 @@ def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventRe
     elif protocol in ("NATS", "HTTP"):
         for name, value in fields.get("headers") or ():
             if isinstance(name, str) and name[:3].lower() == "ce-":
+                if isinstance(value, (bytes, bytearray, memoryview)):  # an adapter hands over bytes it could not read
+                    value = header_text(value)
+                    if value.__class__ is bytes:
+                        raw.append(name[3:].lower())
                 text = decode_header_value(value) if isinstance(value, str) else value
                 if text is None:
                     text = value
@@ -224,18 +240,20 @@ def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventRe
     if None in attributes.values():
         attributes = {k: v for k, v in attributes.items() if v is not None}
     # every binding's values arrive as text; AMQP native values were turned into canonical strings above
-    return CloudEventReading(BINARY, attributes, text=True, problem=problem)
+    return CloudEventReading(BINARY, attributes, text=True, problem=problem,
+                             raw_names=tuple(n for n in raw if n in attributes))
 
 
 def read_cloudevents(envelope: Envelope, allowed_mode: str | None,
-                     content_type: Any = MISSING) -> list[CloudEventReading]:
-    """The CloudEvents a message carries: one, or each event of an HTTP batch."""
+                     content_type: Any = MISSING, unique: bool = True) -> list[CloudEventReading]:
+    """The CloudEvents a message carries: one, or each event of an HTTP batch; `unique` refuses duplicate
+    members (CONFORMANCE.md 5.7)."""
     if content_type is MISSING:
         content_type = protocol_content_type(envelope)
     mode = choose_mode(envelope, allowed_mode, content_type)
     if mode == BINARY:
         return [read_binary(envelope, content_type)]
-    parsed, problem = parse_json_body(envelope.body)
+    parsed, problem = parse_json_body(envelope.body, unique)
     if problem is not None:
         return [CloudEventReading(STRUCTURED, {}, False, problem=problem)]
     if is_batch(envelope, content_type) and allowed_mode != BINARY:

@@ -10,6 +10,8 @@ CONFORMANCE.md sets no limits; the defaults follow the brokers and servers xgate
   and footer entries, NATS and HTTP headers, HTTP query parameters. Text counts characters, binary bytes.
 - HTTP batches: 1000 CloudEvents. Each event is judged on its own: 300,000 empty events fit in 1 MiB and
   took seconds.
+- duplicate member names in JSON: refused (`decode`, CONFORMANCE.md section 5.7); `reject_duplicate_keys:
+  false` turns the check off for JSON Schema payloads and structured events.
 - nesting: 128 levels of JSON arrays/objects, XML elements and Avro records/arrays/maps (serde_json's
   recursion limit). Not configurable: it keeps the recursive readers behind it (Python's json, protobuf's
   JSON mapping, xmlschema, fastavro's C reader, which crashes the process on deep data) inside their stacks.
@@ -36,6 +38,9 @@ class Limits:
     max_headers: int = 100
     max_header_bytes: int = 8192
     max_batch_events: int = 1000
+    # CONFORMANCE.md 5.7: a JSON body or structured event naming one member twice is `decode`; off, the last
+    # value counts (as orjson reads it) and the check's cost is saved (bench/accepting.py measures it)
+    reject_duplicate_keys: bool = True
 
 
 DEFAULT_LIMITS = Limits()

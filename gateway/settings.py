@@ -33,6 +33,7 @@ runtime:
     max_headers: 100
     max_header_bytes: 8192
     max_batch_events: 1000
+    reject_duplicate_keys: true   # a JSON body or event naming one member twice is `decode` (CONFORMANCE.md 5.7)
 metrics:                          # who may read /metrics /healthz /readyz (default: anyone on 127.0.0.1)
   tls: {cert: /etc/xgate/metrics.pem, key: /etc/xgate/metrics.key, ca: /etc/xgate/scrapers-ca.pem}
   username: prometheus            # basic auth: username and password (or their _file) together
@@ -279,8 +280,23 @@ def _limits(raw: Any, where: str, problems: list[str]) -> Limits:
         problems.append(f"{where}: expected a mapping ({', '.join(names)})")
         return DEFAULT_LIMITS
     problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - set(names), key=str))
-    return Limits(**{name: _number(raw, name, getattr(DEFAULT_LIMITS, name), where, problems, integer=True, least=1)
-                     for name in names})
+    values = {name: _number(raw, name, getattr(DEFAULT_LIMITS, name), where, problems, integer=True, least=1)
+              for name in names if not isinstance(getattr(DEFAULT_LIMITS, name), bool)}
+    for name in names:
+        if isinstance(getattr(DEFAULT_LIMITS, name), bool):
+            values[name] = _flag(raw, name, getattr(DEFAULT_LIMITS, name), where, problems)
+    return Limits(**values)
+
+
+def _flag(raw: dict[str, Any], key: str, default: bool, where: str, problems: list[str]) -> bool:
+    """`raw[key]` when it is true or false (or that text, as `${VAR}` expands); else the default, said."""
+    value = raw.get(key, default)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        value = value.strip().lower() == "true"
+    if not isinstance(value, bool):
+        problems.append(f"{where}/{key}: expected true or false, found {value!r}")
+        return default
+    return value
 
 
 def _metrics(raw: Any, problems: list[str]) -> MetricsSettings:

@@ -15,6 +15,8 @@ from typing import Any
 from gateway.cloudevents import MISSING, STRUCTURED
 from gateway.compiler.fields import Getter
 from gateway.compiler.payload import PayloadValidator
+from gateway.compiler.payload.base import load_json_payload
+from gateway.compiler.payload.jsonschema import JsonSchemaValidator
 from gateway.compiler.templates import compile_template, has_placeholders
 from gateway.compiler.types import ANY_TIMESTAMPS, STRING_LIKE, canonical_type, checker, coerce, infer_type
 from gateway.compiler.view import MessageView
@@ -58,6 +60,7 @@ def compile_value(path: str, propdef: dict[str, Any], default_type: str | None) 
     elif value is not None and not (type_name == "timestamp" and value in ANY_TIMESTAMPS):
         expected = coerce(value, type_name, isinstance(value, str))
     plain_string = type_name == "string"
+    is_binary = type_name == "binary"
     # a literal that is itself a valid value of its string-like type: the same text passes without a type check
     valid_literal = expected if isinstance(expected, str) and type_name in STRING_LIKE and \
         is_type(expected, True) else MISSING
@@ -65,6 +68,8 @@ def compile_value(path: str, propdef: dict[str, Any], default_type: str | None) 
     def check(actual: Any, text: bool, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
         if actual == valid_literal:
             return None
+        if text and actual.__class__ is bytes and not is_binary:
+            return (_not_utf8(path, actual),)
         if plain_string and actual.__class__ is str and template is None:
             # the common case, decided without coercion: a string-typed value, exact or free
             if expected is MISSING or actual == expected:
@@ -90,6 +95,26 @@ def compile_value(path: str, propdef: dict[str, Any], default_type: str | None) 
         return None
 
     return check, required
+
+
+def _not_utf8(path: str, actual: bytes) -> Violation:
+    return Violation(path, Rule.DECODE, "UTF-8 text", actual,
+                     f"{path} is not UTF-8 text (CONFORMANCE.md 5.7: only a binary-typed value may carry such bytes)")
+
+
+def compile_raw_attributes(binary: frozenset[str]) -> Check:
+    """Binary-mode attributes whose header bytes are not UTF-8: `decode` unless the definition declares the
+    attribute `binary` (CONFORMANCE.md 5.7); declared ones are judged by their own rule as well."""
+
+    def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
+        event = view.event
+        if event is None or not event.raw_names:
+            return None
+        found = tuple(_not_utf8(f"envelopemetadata.{name}", event.attributes[name])
+                      for name in event.raw_names if name not in binary)
+        return found or None
+
+    return check
 
 
 def _absent(path: str) -> tuple[Violation, ...]:
@@ -331,6 +356,10 @@ def compile_content_type(expected: tuple[str, ...], path: str, for_cloudevents: 
 def compile_payload(validator: PayloadValidator, for_cloudevents: bool) -> Check:
     check_bytes = validator.check_bytes
     check_value = validator.check_value
+    is_json_schema = validator.__class__ is JsonSchemaValidator  # not Confluent's wire format of one
+    # the explaining pass: a JSON Schema's errors from its one detailed pass, no `is_valid` before it
+    explain_value = validator.explain_value if is_json_schema else check_value  # type: ignore[attr-defined]
+    own = id(validator)
 
     def judge(view: MessageView) -> tuple[Violation, ...] | None:
         event = view.event
@@ -341,9 +370,19 @@ def compile_payload(validator: PayloadValidator, for_cloudevents: bool) -> Check
                     return None
                 if event.data_is_bytes:
                     return check_bytes(event.data, content_type if isinstance(content_type, str) else None)
-                return check_value(event.data)
-            return check_bytes(view.envelope.body, content_type if isinstance(content_type, str) else None)
-        return check_bytes(view.envelope.body, view.protocol_content_type)
+                return explain_value(event.data) if own in view.failing_payloads else check_value(event.data)
+            return read_body(view, content_type if isinstance(content_type, str) else None)
+        return read_body(view, view.protocol_content_type)
+
+    def read_body(view: MessageView, content_type: str | None) -> tuple[Violation, ...] | None:
+        explaining = own in view.failing_payloads
+        if is_json_schema and (explaining or not view.unique_keys):
+            # the duplicate check switched off (read as orjson does), or a failure explained in one pass
+            value, problem = load_json_payload(view.envelope.body, unique=view.unique_keys)
+            if problem is not None:
+                return (problem,)
+            return explain_value(value) if explaining else check_value(value)
+        return check_bytes(view.envelope.body, content_type)
 
     # the result depends on the validator, where the payload is read from, and the message only (the content
     # type comes from the message), so one result per view serves every definition that shares this validator

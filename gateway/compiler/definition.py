@@ -15,7 +15,10 @@ from gateway.compiler.constraints import (
     compile_content_type,
     compile_payload,
     compile_property,
+    compile_raw_attributes,
     compile_repeated,
+    media_type,
+    resolve_type,
 )
 from gateway.compiler.fields import DISCRIMINATOR_FIELDS, OptionConstraint, option_constraints
 from gateway.compiler.payload import (
@@ -75,6 +78,10 @@ class CompiledDefinition:
     # then the closures of every other check, in order
     shortcuts: AttributeShortcuts
     pass_checks: tuple[Check, ...]
+    # what each check was compiled from, for the accepting pass (gateway/compiler/accepting.py):
+    # ("cloudevents",) ("attribute", name, propdef, default type) ("raw", binary names)
+    # ("content-type", media types) ("payload", validator) ("check", closure)
+    parts: tuple[tuple[Any, ...], ...] = ()
     # (-specificity, groupid, messageid): the first match in this order wins
     rank: tuple[int, str, str] = field(init=False)
 
@@ -103,7 +110,8 @@ class CompiledDefinition:
                 return False
         return True
 
-    def violations(self, view: MessageView) -> tuple[Violation, ...]:
+    def violations(self, view: MessageView, limit: int = 0) -> tuple[Violation, ...]:
+        """Every violation, in check order (one per path and rule); with `limit`, at most that many."""
         bindings: dict[str, str] = {}
         found: list[Violation] = []
         seen: set[tuple[str, str]] = set()
@@ -113,6 +121,8 @@ class CompiledDefinition:
                 if key not in seen:
                     seen.add(key)
                     found.append(violation)
+            if limit and len(found) >= limit:
+                return tuple(found[:limit])
         return tuple(found)
 
 
@@ -190,6 +200,12 @@ class CompileCache:
             self._checks[key] = compile_attribute(name, propdef, default_type)
         return self._checks[key]
 
+    def raw_attributes(self, binary: frozenset[str]) -> Check:
+        key = ("raw-attributes", tuple(sorted(binary)))
+        if key not in self._checks:
+            self._checks[key] = compile_raw_attributes(binary)
+        return self._checks[key]
+
     def payload(self, validator: Any, for_cloudevents: bool) -> Check:
         key = ("payload", id(validator), for_cloudevents)  # the validator itself lives in self._compiled
         if key not in self._checks:
@@ -213,8 +229,10 @@ def compile_definition(definition: MessageDefinition, cache: CompileCache,
     metadata = attrs.get("envelopemetadata") or {}
     declared_content_type: str | None = None
     shortcut_of: dict[int, tuple[str, tuple[str, Any]]] = {}  # position in `checks` -> (attribute, shortcut)
+    parts: list[tuple[Any, ...]] = []
     if cloudevents:
         checks.append(cloudevents_rules)
+        parts.append(("cloudevents",))
         for name, propdef in metadata.items():
             if name == "datacontenttype" and isinstance(propdef.get("value"), str):
                 # compared as a media type by the content-type rule, not as a string
@@ -225,7 +243,12 @@ def compile_definition(definition: MessageDefinition, cache: CompileCache,
             if shortcut is not None:
                 shortcut_of[len(checks)] = (name, shortcut)
             checks.append(cache.attribute(name, propdef, default_type))
+            parts.append(("attribute", name, propdef, default_type))
             specificity += 1
+        binary = frozenset(name for name, propdef in metadata.items()
+                           if resolve_type(propdef, CE_DEFAULT_TYPES.get(name, "string")) == "binary")
+        checks.append(cache.raw_attributes(binary))
+        parts.append(("raw", binary))
     by_path: dict[str, list[OptionConstraint]] = {}
     for option in option_constraints(attrs.get("protocol"), attrs.get("protocoloptions") or {}):
         by_path.setdefault(option.path, []).append(option)
@@ -236,18 +259,21 @@ def compile_definition(definition: MessageDefinition, cache: CompileCache,
             checks.append(compile_property(path, first.getter, first.propdef, first.default_type))
         else:
             checks.append(compile_repeated(path, first.getter, [o.propdef for o in options], first.default_type))
+        parts.append(("check", checks[-1]))
     if isinstance(attrs.get("datacontenttype"), str):
         declared_content_type = attrs["datacontenttype"]
-    payload_check, implied, compiled = _payload(definition, cloudevents, cache, diagnostics)
+    payload_check, implied, compiled, validator = _payload(definition, cloudevents, cache, diagnostics)
     if not compiled:
         return None
     expected = (declared_content_type,) if declared_content_type else implied
     if expected:
         path = "envelopemetadata.datacontenttype" if cloudevents else "datacontenttype"
         checks.append(cache.content_type(expected, path, cloudevents))
+        parts.append(("content-type", tuple(media_type(e) for e in expected)))
         specificity += 1 if declared_content_type else 0
     if payload_check is not None:
         checks.append(payload_check)
+        parts.append(("payload", validator))
         specificity += 1
     shortcuts = AttributeShortcuts(
         {name: value for name, (kind, value) in shortcut_of.values() if kind == "exact"},
@@ -256,15 +282,16 @@ def compile_definition(definition: MessageDefinition, cache: CompileCache,
     pass_checks = tuple(check for position, check in enumerate(checks) if position not in shortcut_of)
     return CompiledDefinition(definition.groupid, definition.messageid, family, cloudevents, specificity,
                               _discriminator(definition, cloudevents, family), tuple(checks), shortcuts,
-                              pass_checks)
+                              pass_checks, tuple(parts))
 
 
 def _payload(definition: MessageDefinition, cloudevents: bool, cache: CompileCache,
-             diagnostics: list[Diagnostic]) -> tuple[Check | None, tuple[str, ...], bool]:
-    """(check, implied content types, compiled); compiled is False when the schema does not compile."""
+             diagnostics: list[Diagnostic]) -> tuple[Check | None, tuple[str, ...], bool, Any]:
+    """(check, implied content types, compiled, validator); compiled is False when the schema does not
+    compile."""
     payload = definition.payload
     if payload is None:
-        return None, (), True
+        return None, (), True, None
     where = payload.origin
     if isinstance(payload, RegistryPayloadSchema):
         try:
@@ -274,8 +301,8 @@ def _payload(definition: MessageDefinition, cloudevents: bool, cache: CompileCac
             diagnostics.append(Diagnostic(Severity.ERROR, origin.file, f"schema of message {definition.messageid!r} "
                                           f"({payload.reference}) does not compile: {exc}", pointer=origin.pointer,
                                           code="schema-compile"))
-            return None, (), False
-        return cache.payload(validator, cloudevents), implied_content_types(validator.kind), True
+            return None, (), False, None
+        return cache.payload(validator, cloudevents), implied_content_types(validator.kind), True, validator
     text = payload.format if isinstance(payload.format, str) else None
     if text is None:
         text = _guess_format(payload.schema)
@@ -288,7 +315,7 @@ def _payload(definition: MessageDefinition, cloudevents: bool, cache: CompileCac
                                       f"schema format {text!r} is not supported; the payload of "
                                       f"{definition.messageid!r} is not validated", pointer=where.pointer,
                                       code="schema-format"))
-        return None, (), True
+        return None, (), True, None
     try:
         validator = cache.get(fmt, payload.schema, payload.type_name, "")
     except SchemaCompileError as exc:
@@ -296,5 +323,5 @@ def _payload(definition: MessageDefinition, cloudevents: bool, cache: CompileCac
         diagnostics.append(Diagnostic(Severity.ERROR, where.file,
                                       f"schema of message {definition.messageid!r} does not compile: {exc}",
                                       pointer=pointer, code="schema-compile"))
-        return None, (), False
-    return cache.payload(validator, cloudevents), implied_content_types(fmt.kind), True
+        return None, (), False, None
+    return cache.payload(validator, cloudevents), implied_content_types(fmt.kind), True, validator

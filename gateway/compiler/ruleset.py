@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.cloudevents import is_batch, protocol_content_type, read_cloudevents
+from gateway.compiler.accepting import Failed, accept, plans_for
 from gateway.compiler.definition import CompileCache, CompiledDefinition, compile_definition
+from gateway.compiler.explaining import explain_failure
 from gateway.compiler.view import MessageView
 from gateway.envelope import Envelope
 from gateway.errors import Diagnostic
@@ -35,6 +37,8 @@ class _Index:
     floating: tuple[CompiledDefinition, ...]
     paths: tuple[tuple[str, Any], ...]  # (discriminator path, reader) pairs used by `fixed`
     needs_cloudevents: bool
+    # the accepting pass's flat checks of each definition, by id (gateway/compiler/accepting.py)
+    plans: dict[int, Any] = field(default_factory=dict)
 
     def candidates(self, view: MessageView) -> tuple[CompiledDefinition, ...]:
         found: tuple[CompiledDefinition, ...] = ()
@@ -67,7 +71,7 @@ def _build_index(definitions: list[CompiledDefinition]) -> _Index:
         else:
             floating.append(definition)
     return _Index({k: tuple(v) for k, v in fixed.items()}, tuple(floating), tuple(readers.items()),
-                  any(d.cloudevents for d in definitions))
+                  any(d.cloudevents for d in definitions), plans_for(tuple(definitions)))
 
 
 @dataclass(slots=True)
@@ -88,18 +92,32 @@ class EndpointRules:
         return index
 
     def classify(self, envelope: Envelope, limits: Limits = DEFAULT_LIMITS) -> Verdict:
+        """Accept fast (gateway/compiler/accepting.py), explain once (explaining.py); the full judge decides
+        what the accepting pass cannot."""
+        index = self.index_for(envelope.protocol)
+        found = accept(index, index.plans, envelope, self.envelope_mode, limits.reject_duplicate_keys)
+        if found.__class__ is Verdict:
+            return found
+        if found.__class__ is Failed:
+            return explain_failure(index.candidates(found.view), found.view)
+        return self.judge(envelope, limits)
+
+    def judge(self, envelope: Envelope, limits: Limits = DEFAULT_LIMITS) -> Verdict:
+        """The full judge: every candidate's closures."""
         index = self.index_for(envelope.protocol)
         content_type = protocol_content_type(envelope)
+        unique = limits.reject_duplicate_keys
         if not index.needs_cloudevents:
-            return _judge(index, MessageView(envelope, None, content_type))
-        events = read_cloudevents(envelope, self.envelope_mode, content_type)
+            return _judge(index, MessageView(envelope, None, content_type, unique_keys=unique))
+        events = read_cloudevents(envelope, self.envelope_mode, content_type, unique)
         if len(events) > limits.max_batch_events:
             return Verdict(Outcome.NONCONFORMANT, None, None, (limit_violation(
                 "body", f"at most {limits.max_batch_events} events", len(events),
                 f"the batch holds {len(events)} events, over the limit of {limits.max_batch_events}"),))
         if len(events) == 1 and (self.envelope_mode == "binary" or not is_batch(envelope, content_type)):
-            return _judge(index, MessageView(envelope, events[0], content_type))
-        verdicts = tuple(_judge(index, MessageView(envelope, event, content_type)) for event in events)
+            return _judge(index, MessageView(envelope, events[0], content_type, unique_keys=unique))
+        verdicts = tuple(_judge(index, MessageView(envelope, event, content_type, unique_keys=unique))
+                         for event in events)
         return _combine_batch(verdicts, events[0].problem if events and not events[0].attributes else None)
 
 
@@ -121,28 +139,7 @@ def _judge(index: _Index, view: MessageView) -> Verdict:
     for definition in candidates:
         if definition.passes(view):
             return Verdict(Outcome.CONFORMANT, definition.groupid, definition.messageid)
-    return _explain_failure(candidates, view)
-
-
-def _explain_failure(candidates: tuple[CompiledDefinition, ...], view: MessageView) -> Verdict:
-    """The slow path, only for messages that failed: name the closest candidate with its violations."""
-    if not candidates:
-        event = view.event
-        if event is not None and event.problem is not None:
-            return Verdict(Outcome.NONCONFORMANT, None, None, (event.problem,))
-        actual = event.attributes.get("type") if event is not None else None
-        return Verdict(Outcome.NONCONFORMANT, None, None, (Violation(
-            "envelopemetadata.type" if event is not None else "", Rule.NO_MATCH, "a declared message definition",
-            actual, "no message definition of this endpoint applies to the message"),))
-    # candidates come in rank order, so on a tie in count the earlier one stays
-    best, fewest = candidates[0], candidates[0].violations(view)
-    for definition in candidates[1:]:
-        if len(fewest) <= 1:  # a failed candidate has at least one violation: none after it can be closer
-            break
-        violations = definition.violations(view)
-        if len(violations) < len(fewest):
-            best, fewest = definition, violations
-    return Verdict(Outcome.NONCONFORMANT, best.groupid, best.messageid, fewest)
+    return explain_failure(candidates, view)
 
 
 @dataclass(slots=True)
@@ -154,6 +151,13 @@ class Ruleset:
     limits: Limits = DEFAULT_LIMITS
 
     def classify(self, envelope: Envelope) -> Verdict:
+        return self._classify(envelope, False)
+
+    def judge_fully(self, envelope: Envelope) -> Verdict:
+        """`classify` without the accepting pass: the reference the accepting pass is held to."""
+        return self._classify(envelope, True)
+
+    def _classify(self, envelope: Envelope, fully: bool) -> Verdict:
         endpoint_id = envelope.endpoint
         rules = self.endpoints.get(endpoint_id) if isinstance(endpoint_id, str) else \
             self.default_endpoint() if endpoint_id is None else None
@@ -166,7 +170,7 @@ class Ruleset:
         too_big = envelope_violation(envelope, self.limits)
         if too_big is not None:
             return Verdict(Outcome.NONCONFORMANT, None, None, (too_big,))
-        return rules.classify(envelope, self.limits)
+        return rules.judge(envelope, self.limits) if fully else rules.classify(envelope, self.limits)
 
     def default_endpoint(self) -> EndpointRules | None:
         """Without an endpoint name: the only endpoint, or every definition of an endpoint-less registry."""

@@ -79,11 +79,15 @@ def check_json_body(body: bytes, check_value: Callable[[object], Violations | No
     return check_value(value)
 
 
-def load_json_payload(body: bytes) -> tuple[object, Violation | None]:
-    """A JSON body parsed for a validator, or the `decode` (not JSON) or `limit` (nested too deep) violation."""
+def load_json_payload(body: bytes, unique: bool = True) -> tuple[object, Violation | None]:
+    """A JSON body parsed for a validator, or the `decode` (not JSON, or a member named twice: CONFORMANCE.md
+    5.7) or `limit` (nested too deep) violation."""
     try:
-        return jsontext.loads(body), None
+        return jsontext.loads(body, unique), None
     except jsontext.TooDeep:
         return None, nesting_violation(PATH_PREFIX, "the payload")
+    except jsontext.DuplicateMember as exc:
+        return None, decode_violation("valid JSON with unique member names", body,
+                                      f"payload names a member twice ({exc})")
     except ValueError as exc:
         return None, decode_violation("valid JSON", body, f"payload is not valid JSON: {exc}")

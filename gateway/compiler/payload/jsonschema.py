@@ -135,11 +135,12 @@ class JsonSchemaValidator:
     """One compiled JSON Schema; `is_valid` first, the detailed pass only on failure."""
 
     kind: str = JSONSCHEMA
-    __slots__ = ("_is_valid", "_validator")
+    __slots__ = ("_is_valid", "_validator", "is_valid")
 
     def __init__(self, validator: jsonschema_rs.Validator) -> None:
         self._validator = validator
-        self._is_valid = validator.is_valid
+        # the accepting pass calls it on values orjson produced (always JSON data: it cannot raise)
+        self.is_valid = self._is_valid = validator.is_valid
 
     def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
         # The content type needs no dispatch: a JSON Schema payload is JSON.
@@ -152,6 +153,19 @@ class JsonSchemaValidator:
         except Exception as exc:  # noqa: BLE001 - a non-JSON Python value must not escape
             return (decode_violation("a JSON value", repr(value), f"payload is not JSON data: {exc}"),)
         return self._explain(value)
+
+    def explain_value(self, value: object) -> Violations | None:
+        """`check_value` for a message already known to fail somewhere: the detailed pass alone when it finds
+        errors (one pass over the payload instead of two); otherwise `check_value` decides, as always."""
+        found: list[Violation] = []
+        try:
+            for error in self._validator.iter_errors(value):
+                found.append(_violation(error))
+                if len(found) >= MAX_VIOLATIONS:
+                    break
+        except Exception:  # noqa: BLE001 - not JSON data, or details unavailable: check_value words it
+            return self.check_value(value)
+        return tuple(found) if found else self.check_value(value)
 
     def _explain(self, value: object) -> Violations:
         found: list[Violation] = []

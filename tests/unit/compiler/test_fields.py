@@ -49,9 +49,10 @@ def test_kafka_key_text(tmp_path: Path) -> None:
 
 
 def test_kafka_key_that_is_not_utf8_is_no_string(tmp_path: Path) -> None:
+    # CONFORMANCE.md 5.7: bytes that are not UTF-8 in a text-typed value are `decode`
     loaded = _load(tmp_path, "KAFKA", {"topic": "t", "key": {"type": "string", "required": True}})
     assert shape(loaded.judge({"protocol": "KAFKA", "topic": "t", "key_base64": b64(b"\xff\xfe")})) == \
-        bad("g", "m", ("protocoloptions.key", "type"))
+        bad("g", "m", ("protocoloptions.key", "decode"))
 
 
 def test_kafka_key_base64(tmp_path: Path) -> None:
