@@ -85,8 +85,8 @@ class Engine:
             self._print_summary()
 
     def ready(self) -> tuple[bool, dict[str, bool]]:
-        """Ready when a ruleset is loaded and every route's source adapter is connected."""
-        connected = {source: running.pipeline.connected for source, running in self._running.items()}
+        """Ready when a ruleset is loaded, every route's source adapter is connected and no destination is down."""
+        connected = {source: running.pipeline.ready for source, running in self._running.items()}
         return bool(connected) and all(connected.values()), connected
 
     # -- routes ------------------------------------------------------------------------------------------
