@@ -10,7 +10,7 @@ are not retriable and the adapter stops reconnecting.
 
 from __future__ import annotations
 
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, MessageRefused
 
 # conditions that repeat on every attempt: bad credentials, vhost or address, mismatched queue arguments
 FATAL_CONDITIONS = frozenset({
@@ -47,10 +47,10 @@ def disconnected(where: str) -> AdapterError:
     return AdapterError(f"AMQP {where}: connection lost before the broker settled the delivery", retriable=True)
 
 
-def rejected(node: str, name: str | None, description: str | None) -> AdapterError:
-    """The broker refused the message itself: sending it again gives the same answer."""
+def rejected(node: str, name: str | None, description: str | None) -> MessageRefused:
+    """The broker refused the message itself: sending it again gives the same answer (other messages pass)."""
     detail = ": ".join(part for part in (name, description) if part)
-    return AdapterError(f"AMQP {node}: message rejected" + (f" ({detail})" if detail else ""), retriable=False)
+    return MessageRefused(f"AMQP {node}: message rejected" + (f" ({detail})" if detail else ""))
 
 
 def released(node: str, state: str) -> AdapterError:
