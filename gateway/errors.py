@@ -103,3 +103,7 @@ class MessageTooLarge(MessageRefused):
 def too_large(where: str, size: int, limit: int, limit_name: str) -> MessageTooLarge:
     """The one wording of a size refusal, checked before sending where the client knows the limit."""
     return MessageTooLarge(f"{where}: message of {size} bytes exceeds the destination's {limit_name} of {limit} bytes")
+
+
+class ObserverRefused(GatewayError):
+    """An endpoint cannot be read beside the gateway without taking messages from it (an AMQP queue)."""

@@ -9,12 +9,11 @@ import json
 import logging
 import signal
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gateway.compiler import Ruleset, compile_registry
-from gateway.errors import Diagnostic, GatewayError, Severity
+from gateway.errors import Diagnostic, GatewayError, ObserverRefused, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import fetcher_for
 from gateway.loader.sources import RegistrySources
@@ -143,18 +142,24 @@ def _endpoint(args: argparse.Namespace, command: str) -> EndpointConfig | None:
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
-    """Record live messages of one endpoint in the CONFORMANCE.md section 7 form (consumes them)."""
+    """Record live messages of one endpoint in the CONFORMANCE.md section 7 form, reading beside the gateway
+    (an observer: never its consumer group, durable consumer or shared subscription) unless --destructive."""
     config = _endpoint(args, "capture")
     if config is None:
         return EXIT_USAGE
-    if config.protocol == "KAFKA" and "consumergroup" not in config.options:
-        # its own group, so capturing does not take messages away from the running gateway
-        config = replace(config, options={**config.options, "consumergroup": f"xgate-capture-{config.endpoint_id}"})
+    try:
+        reader = registry.create_source(config) if args.destructive else registry.create_observer(config)
+    except ObserverRefused as exc:
+        print(f"xgate capture: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except GatewayError as exc:
+        print(f"xgate capture: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     out = open(args.output, "w", encoding="utf-8") if args.output != "-" else sys.stdout
 
     async def main() -> int:
         count = 0
-        async with registry.create_source(config) as source:
+        async with reader as source:
             async def pump() -> None:
                 nonlocal count
                 async for envelope in source:
@@ -170,6 +175,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
     try:
         count = asyncio.run(main())
+    except GatewayError as exc:  # e.g. a queue declared with other properties: one line, no traceback
+        print(f"xgate capture: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         if out is not sys.stdout:
             out.close()
@@ -225,6 +233,9 @@ def add_commands(commands: Any) -> None:
     capture.add_argument("--count", type=int, default=0, help="stop after N messages (0: no limit)")
     capture.add_argument("--timeout", type=float, default=0, help="stop after SECONDS (0: no limit)")
     capture.add_argument("-o", "--output", default="-")
+    capture.add_argument("--destructive", action="store_true",
+                         help="read as the gateway's own consumer (an AMQP queue has no other way): the messages "
+                              "captured are taken from the gateway")
     capture.set_defaults(handler=cmd_capture)
 
     replay = commands.add_parser("replay", help="publish recorded messages to an endpoint")
