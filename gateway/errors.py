@@ -107,3 +107,11 @@ def too_large(where: str, size: int, limit: int, limit_name: str) -> MessageTooL
 
 class ObserverRefused(GatewayError):
     """An endpoint cannot be read beside the gateway without taking messages from it (an AMQP queue)."""
+
+
+class EndpointMismatch(AdapterError):
+    """The broker holds the endpoint's queue, topic or stream with other properties than its configuration asks
+    for: every attempt gets the same answer until the configuration or the broker changes (exit 2 at startup)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)

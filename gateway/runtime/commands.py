@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.compiler import Ruleset, compile_registry
-from gateway.errors import Diagnostic, GatewayError, ObserverRefused, Severity
+from gateway.errors import Diagnostic, EndpointMismatch, GatewayError, ObserverRefused, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import fetcher_for
 from gateway.loader.sources import RegistrySources
@@ -127,7 +127,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     except GatewayError as exc:
         print(f"xgate run: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except BaseExceptionGroup as group:  # a route's adapter failed for good inside the engine's TaskGroup
+        mismatches, rest = group.split(EndpointMismatch)
+        if mismatches is None or rest is not None:
+            raise
+        for line in dict.fromkeys(str(exc) for exc in _leaves(mismatches)):
+            print(f"xgate run: {line}", file=sys.stderr)
+        return EXIT_USAGE  # the configuration contradicts the broker: fix one or the other
     return EXIT_OK
+
+
+def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found += _leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc]
+    return found
 
 
 def _endpoint(args: argparse.Namespace, command: str) -> EndpointConfig | None:
