@@ -89,6 +89,10 @@ class Engine:
         connected = {source: running.pipeline.ready for source, running in self._running.items()}
         return bool(connected) and all(connected.values()), connected
 
+    def destinations_down(self) -> dict[str, dict[str, str]]:
+        """Per route (source endpoint): its destinations that failed every send for seconds, with the last error."""
+        return {source: down for source, running in self._running.items() if (down := running.pipeline.health.down())}
+
     # -- routes ------------------------------------------------------------------------------------------
     def _start(self, route: Route) -> None:
         assert self._group is not None
