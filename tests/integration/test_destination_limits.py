@@ -256,3 +256,34 @@ def test_http_413_is_dropped_and_counted(small_webhook: str, tmp_path: Path) -> 
     engine = run_route(tmp_path, valid, dlq, first)
     assert_dropped_then_flowing(engine, "http-valid", "http-dlq")
     assert value(engine, "xgate_routed_messages_total", endpoint="in", destination="http-valid", action="dropped") == 1
+
+
+def test_nats_sink_rebuilds_a_client_the_server_closed(nats_server: str) -> None:
+    """nats-server ends a connection over a payload beyond max_payload and nats-py goes to CLOSED for good: the
+    sink's next send opens a new client instead of failing forever."""
+    config = EndpointConfig("nats-closed", "NATS", (nats_server,), {"subject": f"xgate.limits.{RUN}.closed"})
+
+    async def scenario() -> bool:
+        import nats
+        async with registry.create_sink(config) as sink:
+            client = sink._client  # the violation goes around the sink's own size check, as another bug might
+            assert client is not None
+            client._max_payload = 2 * client.max_payload  # nats-py would refuse it before the server can
+            with contextlib.suppress(Exception):
+                await client.publish(str(config.options["subject"]), b"x" * (client.max_payload // 2 + 1))
+                await client.flush(timeout=5)
+            for _ in range(100):
+                if client.is_closed:
+                    break
+                await asyncio.sleep(0.1)
+            closed = client.is_closed
+            receiver = await nats.connect(nats_server)
+            try:
+                got = await receiver.subscribe(str(config.options["subject"]))
+                await receiver.flush()
+                await sink.send(message("ok", 1))
+                await got.next_msg(timeout=5)
+            finally:
+                await receiver.close()
+            return closed
+    assert asyncio.run(scenario()), "the server did not close the client: the test proves nothing"
