@@ -53,6 +53,7 @@ BROKERS = {"KAFKA": ("tansu", 19092, "XGATE_KAFKA_PORT"), "MQTT": ("mosquitto", 
            "AMQP": ("rabbitmq", 5672, "XGATE_RABBITMQ_PORT"), "NATS": ("nats", 4222, "XGATE_NATS_PORT")}
 VERDICTS = ("conformant", "nonconformant", "unmatched")
 TICK = 0.25  # seconds between traffic batches
+BACKLOG_TICKS = 20  # batches an endpoint's publisher may fall behind before its oldest are not sent
 
 
 # -- brokers ---------------------------------------------------------------------------------------------------
@@ -164,6 +165,7 @@ class Summary:
         self.held_back: Counter[str] = Counter()  # generated for an endpoint still busy with its previous batch
         self.publish_errors: dict[str, str] = {}  # source endpoint -> why publishing into it fails
         self.broker_failures: dict[str, str] = {}  # broker script -> why it could not start
+        self.down_at_stop: dict[str, dict[str, str]] | None = None  # the engine's view, kept for the final summary
         self._last: tuple[float, dict[str, int]] = (self.started, {})
 
     def totals(self) -> Counter[str]:
@@ -200,12 +202,13 @@ class Summary:
     def _problems(self) -> list[str]:
         """What does not flow, and why: a broker that did not start, a destination down, a source not reachable."""
         lines = [f"  broker {name}: {why}" for name, why in self.broker_failures.items()]
-        for source, down in self.engine.destinations_down().items():
+        down_now = self.engine.destinations_down() if self.down_at_stop is None else self.down_at_stop
+        for source, down in down_now.items():
             lines += [f"  route {source}: destination {destination} down: {error[:160]}"
                       for destination, error in down.items()]
         lines += [f"  publishing into {endpoint}: {error[:160]}" for endpoint, error in self.publish_errors.items()]
-        lines += [f"  {endpoint}: {count:,} generated messages not sent (still busy with earlier ones)"
-                  for endpoint, count in self.held_back.items()]
+        lines += [f"  {endpoint}: {count:,} generated messages not sent (its publisher is {BACKLOG_TICKS} ticks "
+                  "behind)" for endpoint, count in self.held_back.items()]
         return ["", "not flowing:"] + lines if lines else []
 
 
@@ -219,8 +222,10 @@ async def _traffic(snapshot: Any, settings: Settings, rate: float, seed: int, su
     async with contextlib.AsyncExitStack() as stack:
         replayers: dict[str, Replayer] = {}
         sending: dict[str, asyncio.Task[None]] = {}
+        backlog: dict[str, list[Envelope]] = defaultdict(list)
         source = records(seed)
         per_tick = max(1, round(rate * TICK))
+        most = per_tick * BACKLOG_TICKS
         try:
             while not stop.is_set():
                 started = time.monotonic()
@@ -228,10 +233,15 @@ async def _traffic(snapshot: Any, settings: Settings, rate: float, seed: int, su
                 for record in itertools.islice(source, per_tick):
                     by_endpoint[record["endpoint"]].append(envelope_from_record(record))
                 for endpoint, batch in by_endpoint.items():
+                    waiting = backlog[endpoint]
+                    waiting += batch
+                    if len(waiting) > most:  # a publisher this far behind cannot reach its endpoint: drop the oldest
+                        summary.held_back[endpoint] += len(waiting) - most
+                        del waiting[:len(waiting) - most]
                     busy = sending.get(endpoint)
                     if busy is not None and not busy.done():
-                        summary.held_back[endpoint] += len(batch)
                         continue
+                    batch, backlog[endpoint] = waiting, []
                     if endpoint not in replayers:
                         config = endpoint_config(snapshot.registry, endpoint, settings)
                         replayers[endpoint] = await stack.enter_async_context(Replayer(config, adapters.create_sink))
@@ -333,6 +343,7 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
         print("traffic stopped; draining the gateway ...", file=sys.stderr, flush=True)
         await _settle(engine, summary, timeout=30)
         await asyncio.sleep(1.0)  # the last dead letters on their way to the reader
+        summary.down_at_stop = engine.destinations_down()
         engine.request_stop()
         await service
         for reader in readers:

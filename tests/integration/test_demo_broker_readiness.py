@@ -83,3 +83,25 @@ def test_demo_enables_the_amqp_plugin_and_every_route_flows(rabbitmq_without_plu
     for route in ROUTES:
         assert re.search(rf"^{re.escape(route)}\s+\d+\s+[1-9]", done.stdout, re.MULTILINE), (route, output[-3000:])
     assert "judged nothing" not in done.stderr
+
+
+def test_an_unreachable_destination_is_shown_while_the_other_routes_flow_and_the_run_fails(tmp_path: Path) -> None:
+    """AMQP endpoints on a port nothing listens on (the broker script itself checks the real 5672): the summary
+    names the destination that is down with its error, the routes without AMQP keep judging, and the demo exits
+    non-zero because the AMQP route judged nothing."""
+    config = tmp_path / "demo"
+    shutil.copytree(REPO / "config" / "demo", config)
+    dead, webhook = free_port(), free_port()
+    for document in config.glob("*.json"):
+        document.write_text(document.read_text().replace("127.0.0.1:5672", f"127.0.0.1:{dead}")
+                            .replace("127.0.0.1:8088", f"127.0.0.1:{webhook}"))
+    done = subprocess.run([sys.executable, "-m", "gateway.testing.demo", "--config", str(config), "--duration", "15",
+                           "--rate", "100", "--metrics-address", f"127.0.0.1:{free_port()}"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output[-4000:]
+    assert "demo: route orders.queue judged nothing" in done.stderr, output[-4000:]
+    final = done.stdout[done.stdout.rindex("xgate demo "):]
+    assert re.search(rf"route orders.http: destination orders.accepted down: .*127.0.0.1:{dead}", final), final
+    for route in ("telemetry.in", "facility.mqtt", "facility.nats"):
+        assert re.search(rf"^{re.escape(route)}\s+\d+\s+[1-9]", final, re.MULTILINE), (route, final)
