@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from gateway.errors import ObserverRefused
 from protocol_adapters.amqp.options import AmqpOptions, build_options
 from protocol_adapters.amqp.sink import AmqpSink
 from protocol_adapters.amqp.source import AmqpSource
-from gateway.errors import ObserverRefused
 from protocol_adapters.base import EndpointConfig
 
 

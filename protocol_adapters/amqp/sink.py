@@ -169,6 +169,7 @@ class _Sending:
         if dlv is None or not dlv.updated:
             return
         state = dlv.remote_state
+        error: AdapterError | None
         if state == Delivery.ACCEPTED:
             error = None
         elif state == Delivery.REJECTED:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from protocol_adapters.base import EndpointConfig
 import secrets
 from dataclasses import replace
 
+from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka.options import sink_options, source_options
 from protocol_adapters.kafka.sink import KafkaSink
 from protocol_adapters.kafka.source import KafkaSource

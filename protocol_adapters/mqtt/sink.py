@@ -203,7 +203,7 @@ def publish_packet_size(topic: str, payload: bytes | bytearray, qos: int, proper
     """Bytes of the PUBLISH packet paho writes: fixed header, topic, packet id (QoS > 0), properties, payload."""
     remaining = 2 + len(topic.encode()) + (2 if qos else 0) + len(payload)
     if properties is not None:
-        remaining += len(properties.pack())  # MQTT 5: the property length varint and the properties
+        remaining += len(properties.pack())  # type: ignore[no-untyped-call]  # MQTT 5: the property length varint and the properties
     elif v5:
         remaining += 1  # an empty property length
     length_bytes = 1 if remaining < 128 else 2 if remaining < 16384 else 3 if remaining < 2097152 else 4

@@ -13,7 +13,10 @@ import pytest
 from gateway.runtime import health
 from gateway.runtime.engine import Engine
 from gateway.testing import memory
-from tests.unit.runtime.test_pipeline import message, run_until, world  # noqa: F401 - the shared fixture
+from tests.unit.runtime import test_pipeline
+from tests.unit.runtime.test_pipeline import message, run_until
+
+world = test_pipeline.world  # the shared fixture: an in-process broker and a compiled registry
 
 BIG = b"x" * 4000
 
