@@ -120,3 +120,33 @@ def test_capture_from_kafka_never_commits_for_the_gateways_group(tmp_path: Path)
     assert result.returncode == 0, result.stderr
     assert len((tmp_path / "captured.jsonl").read_text().splitlines()) == COUNT
     assert asyncio.run(_committed(server, topic, group)) is None
+
+
+def test_capture_from_mqtt_does_not_join_the_gateways_shared_subscription(tmp_path: Path) -> None:
+    subprocess.run(["bash", str(REPO / "deploy" / "brokers" / "mosquitto.sh"), "start"], check=True)
+    server = "mqtt://127.0.0.1:1883"
+    topic = f"xgate/capture/{RUN}"
+    options = {"topic_name": topic, "sharedsubscriptiongroup": f"gw{RUN}", "qos": 1}
+    config = EndpointConfig("cap.in", "MQTT/5.0", (server,), options)
+    write_config(tmp_path / "cfg", "MQTT/5.0", options, server)
+
+    async def scenario() -> int:
+        async with registry.create_source(config) as gateway:  # the gateway's member of the shared group
+            reader = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "gateway.cli", "capture", "--config", str(tmp_path / "cfg"), "--endpoint",
+                "cap.in", "--count", str(COUNT), "--timeout", "60", "-o", str(tmp_path / "captured.jsonl"),
+                cwd=REPO, stderr=asyncio.subprocess.PIPE)
+            await asyncio.sleep(15)  # the capture's subscription in place (its interpreter starts first)
+            await _publish(EndpointConfig("cap.out", "MQTT/5.0", (server,), {"topic_name": topic, "qos": 1}))
+            got = 0
+            async with asyncio.timeout(30):
+                async for envelope in gateway:
+                    await gateway.ack(envelope)
+                    got += 1
+                    if got == COUNT:
+                        break
+            _, stderr = await asyncio.wait_for(reader.communicate(), 90)
+            assert reader.returncode == 0, stderr.decode()
+            return got
+    assert asyncio.run(scenario()) == COUNT  # the gateway still gets every message, none taken by the capture
+    assert len((tmp_path / "captured.jsonl").read_text().splitlines()) == COUNT
