@@ -79,3 +79,39 @@ class AdapterError(GatewayError):
     def __init__(self, message: str, *, retriable: bool) -> None:
         self.retriable = retriable
         super().__init__(message)
+
+
+class MessageRefused(AdapterError):
+    """A destination can never accept this one message (refused by policy, too large): retrying it cannot help,
+    yet the destination still takes other messages, so the route goes on. `cause` is a short fixed label
+    (`refused`, `too-large`) for metrics and the `xgate-error` header. Like aiokafka, the class says it is
+    not retriable."""
+
+    cause = "refused"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)
+
+
+class MessageTooLarge(MessageRefused):
+    """The message with the headers xgate adds exceeds what the destination accepts (NATS max_payload, Kafka
+    max.request.size or message.max.bytes, MQTT Maximum Packet Size, AMQP max-message-size, HTTP 413)."""
+
+    cause = "too-large"
+
+
+def too_large(where: str, size: int, limit: int, limit_name: str) -> MessageTooLarge:
+    """The one wording of a size refusal, checked before sending where the client knows the limit."""
+    return MessageTooLarge(f"{where}: message of {size} bytes exceeds the destination's {limit_name} of {limit} bytes")
+
+
+class ObserverRefused(GatewayError):
+    """An endpoint cannot be read beside the gateway without taking messages from it (an AMQP queue)."""
+
+
+class EndpointMismatch(AdapterError):
+    """The broker holds the endpoint's queue, topic or stream with other properties than its configuration asks
+    for: every attempt gets the same answer until the configuration or the broker changes (exit 2 at startup)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retriable=False)

@@ -90,6 +90,14 @@ def create_source(config: EndpointConfig) -> SourceAdapter:
     return source
 
 
+def create_observer(config: EndpointConfig) -> SourceAdapter:
+    """A source that reads beside the running gateway without taking messages from its consumers or committing
+    for them (xgate capture); ObserverRefused where the protocol cannot (an AMQP queue)."""
+    module = adapter_module(config.protocol)
+    observer: SourceAdapter = getattr(module, "create_observer", module.create_source)(config)
+    return observer
+
+
 def create_sink(config: EndpointConfig) -> SinkAdapter:
     sink: SinkAdapter = adapter_module(config.protocol).create_sink(config)
     return sink

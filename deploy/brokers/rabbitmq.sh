@@ -12,12 +12,18 @@
 # still booting, or runs without the plugin, speaks only 0-9-1. Queues: the plugin declares /queue/NAME on
 # attach (durable when the link asks for a durable terminus, which the adapter does by default), so nothing
 # is declared here. The guest user is only allowed from localhost, which is all this script binds.
+#
+# A private node (tests): RABBITMQ_NODENAME, RABBITMQ_NODE_PORT (= XGATE_RABBITMQ_PORT), RABBITMQ_MNESIA_BASE,
+# RABBITMQ_ENABLED_PLUGINS_FILE and RABBITMQ_CONFIG_FILE in the environment reach rabbitmq-server and the CLI tools.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 PORT="${XGATE_RABBITMQ_PORT:-5672}"
 PLUGIN=rabbitmq_amqp1_0
 CONF_DIR=/etc/rabbitmq
+PLUGINS_FILE="${RABBITMQ_ENABLED_PLUGINS_FILE:-$CONF_DIR/enabled_plugins}"
+NODE_ARGS=()
+[ -n "${RABBITMQ_NODENAME:-}" ] && NODE_ARGS=(-n "$RABBITMQ_NODENAME")
 
 amqp10_answers() {  # the broker echoes the AMQP 1.0 SASL protocol header
   local got
@@ -42,7 +48,7 @@ wait_amqp10() {  # wait_amqp10 SECONDS
 }
 
 plugin_listed() {
-  [ -f "$CONF_DIR/enabled_plugins" ] && grep -q "$PLUGIN" "$CONF_DIR/enabled_plugins"
+  [ -f "$PLUGINS_FILE" ] && grep -q "$PLUGIN" "$PLUGINS_FILE"
 }
 
 configure_fresh_install() {  # bind 127.0.0.1 only, with a node name that does not depend on the hostname
@@ -61,9 +67,14 @@ configure_fresh_install() {  # bind 127.0.0.1 only, with a node name that does n
 
 start() {
   if port_open "$PORT"; then
-    # reused: make sure the plugin is on (works online) and stays on across restarts
+    # reused: an open port is not enough (a node without the plugin speaks only 0-9-1 there): make sure the
+    # AMQP 1.0 header is answered, enabling the plugin online when it is not, and that it stays on across restarts
     if ! amqp10_answers || ! plugin_listed; then
-      rabbitmq-plugins enable "$PLUGIN" >/dev/null
+      echo "rabbitmq.sh: 127.0.0.1:$PORT is open but AMQP 1.0 is not answered or $PLUGIN not listed: enabling it" >&2
+      if ! rabbitmq-plugins "${NODE_ARGS[@]}" enable "$PLUGIN" >/dev/null; then
+        echo "rabbitmq.sh: could not enable $PLUGIN on the node behind 127.0.0.1:$PORT (rabbitmq-plugins failed)" >&2
+        return 1
+      fi
     fi
     wait_amqp10 30
     return
@@ -74,7 +85,7 @@ start() {
     if port_open "$PORT"; then rabbitmqctl stop >/dev/null 2>&1 || true; wait_closed "$PORT" 30 || true; fi
     configure_fresh_install
   fi
-  plugin_listed || rabbitmq-plugins enable --offline "$PLUGIN" >/dev/null
+  plugin_listed || rabbitmq-plugins "${NODE_ARGS[@]}" enable --offline "$PLUGIN" >/dev/null
   rabbitmq-server -detached >/dev/null 2>&1
   wait_port "$PORT" 90 RabbitMQ
   wait_amqp10 30
@@ -84,7 +95,7 @@ stop() {
   if ! port_open "$PORT"; then
     return 0
   fi
-  if ! rabbitmqctl stop >/dev/null 2>&1; then
+  if ! rabbitmqctl "${NODE_ARGS[@]}" stop >/dev/null 2>&1; then
     echo "rabbitmqctl stop failed (is the node on 127.0.0.1:$PORT managed elsewhere?)" >&2
     return 1
   fi

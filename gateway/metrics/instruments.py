@@ -21,6 +21,7 @@ LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0
                    5.0, 10.0, 30.0)
 VERDICTS = ("conformant", "nonconformant", "unmatched")
 ACTIONS = ("forwarded", "deadlettered", "rejected", "dropped")
+UNDELIVERABLE_CAUSES = ("too-large", "refused")  # MessageRefused.cause of gateway.errors
 
 
 def _make(metric: names.MetricName, registry: CollectorRegistry) -> Any:
@@ -46,6 +47,8 @@ class RouteMetrics:
     failures: dict[tuple[str, bool], Any]
     up: dict[str, Any]
     reconnects: dict[str, Any]
+    undeliverable: dict[tuple[str, str], Any] = field(default_factory=dict)  # (destination, cause)
+    destination_up: dict[str, Any] = field(default_factory=dict)
     definitions: dict[tuple[str, str, str], Any] = field(default_factory=dict)
 
 
@@ -72,6 +75,9 @@ class GatewayMetrics:
              for d in targets for r in (True, False)},
             {role: self[names.ADAPTER_UP].labels(endpoint, role) for role in ("source", "sink")},
             {role: self[names.ADAPTER_RECONNECTS].labels(endpoint, role) for role in ("source", "sink")},
+            {(d, cause): self[names.UNDELIVERABLE].labels(endpoint, d, cause)
+             for d in targets for cause in UNDELIVERABLE_CAUSES},
+            {d: self[names.DESTINATION_UP].labels(endpoint, d) for d in targets if d},
         )
 
     def bind_definitions(self, route: RouteMetrics, definitions: list[tuple[str, str]]) -> None:

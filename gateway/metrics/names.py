@@ -39,6 +39,12 @@ DELIVERY_FAILURES = MetricName("xgate_delivery_failures_total", "counter", ("end
                                "Failed sends to a destination; retriable ones are retried with backoff.")
 ADAPTER_UP = MetricName("xgate_adapter_up", "gauge", ("endpoint", "role"),
                         "1 while the route's adapter is connected (role: source or sink), else 0.")
+UNDELIVERABLE = MetricName(
+    "xgate_undeliverable_messages_total", "counter", ("endpoint", "destination", "cause"),
+    "Messages a destination can never accept (cause: too-large, refused) that no dead-letter destination could "
+    "hold either: acknowledged and dropped, each one logged.")
+DESTINATION_UP = MetricName("xgate_destination_up", "gauge", ("endpoint", "destination"),
+                            "0 while a route's destination has failed every send for a few seconds, else 1.")
 ADAPTER_RECONNECTS = MetricName("xgate_adapter_reconnects_total", "counter", ("endpoint", "role"),
                                 "Times a route had to connect its adapters again after losing them.")
 RELOADS = MetricName("xgate_reloads_total", "counter", ("outcome",),
@@ -51,8 +57,8 @@ ROUTES = MetricName("xgate_routes", "gauge", (), "Routes running.")
 BUILD_INFO = MetricName("xgate_build_info", "gauge", ("version", "python"), "Always 1; the labels say what runs.")
 
 ALL: tuple[MetricName, ...] = (MESSAGES, DEFINITION_MESSAGES, VIOLATIONS, ROUTED, VALIDATION_SECONDS,
-                               END_TO_END_SECONDS, INFLIGHT, DELIVERY_FAILURES, ADAPTER_UP, ADAPTER_RECONNECTS,
-                               RELOADS, LAST_RELOAD, DEFINITIONS, ROUTES, BUILD_INFO)
+                               END_TO_END_SECONDS, INFLIGHT, DELIVERY_FAILURES, UNDELIVERABLE, DESTINATION_UP,
+                               ADAPTER_UP, ADAPTER_RECONNECTS, RELOADS, LAST_RELOAD, DEFINITIONS, ROUTES, BUILD_INFO)
 
 
 def exported_series(metric: MetricName) -> tuple[str, ...]:

@@ -9,12 +9,11 @@ import json
 import logging
 import signal
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gateway.compiler import Ruleset, compile_registry
-from gateway.errors import Diagnostic, GatewayError, Severity
+from gateway.errors import Diagnostic, EndpointMismatch, GatewayError, ObserverRefused, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import fetcher_for
 from gateway.loader.sources import RegistrySources
@@ -137,7 +136,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     except GatewayError as exc:
         print(f"xgate run: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except BaseExceptionGroup as group:  # a route's adapter failed for good inside the engine's TaskGroup
+        mismatches, rest = group.split(EndpointMismatch)
+        if mismatches is None or rest is not None:
+            raise
+        for line in dict.fromkeys(str(exc) for exc in _leaves(mismatches)):
+            print(f"xgate run: {line}", file=sys.stderr)
+        return EXIT_USAGE  # the configuration contradicts the broker: fix one or the other
     return EXIT_OK
+
+
+def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found += _leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc]
+    return found
 
 
 def _endpoint(args: argparse.Namespace, command: str, role: str) -> EndpointConfig | None:
@@ -157,18 +170,24 @@ def _endpoint(args: argparse.Namespace, command: str, role: str) -> EndpointConf
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
-    """Record live messages of one endpoint in the CONFORMANCE.md section 7 form (consumes them)."""
+    """Record live messages of one endpoint in the CONFORMANCE.md section 7 form, reading beside the gateway
+    (an observer: never its consumer group, durable consumer or shared subscription) unless --destructive."""
     config = _endpoint(args, "capture", "source")
     if config is None:
         return EXIT_USAGE
-    if config.protocol == "KAFKA" and "consumergroup" not in config.options:
-        # its own group, so capturing does not take messages away from the running gateway
-        config = replace(config, options={**config.options, "consumergroup": f"xgate-capture-{config.endpoint_id}"})
+    try:
+        reader = registry.create_source(config) if args.destructive else registry.create_observer(config)
+    except ObserverRefused as exc:
+        print(f"xgate capture: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except GatewayError as exc:
+        print(f"xgate capture: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     out = open(args.output, "w", encoding="utf-8") if args.output != "-" else sys.stdout
 
     async def main() -> int:
         count = 0
-        async with registry.create_source(config) as source:
+        async with reader as source:
             async def pump() -> None:
                 nonlocal count
                 async for envelope in source:
@@ -184,6 +203,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
     try:
         count = asyncio.run(main())
+    except GatewayError as exc:  # e.g. a queue declared with other properties: one line, no traceback
+        print(f"xgate capture: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         if out is not sys.stdout:
             out.close()
@@ -239,6 +261,9 @@ def add_commands(commands: Any) -> None:
     capture.add_argument("--count", type=int, default=0, help="stop after N messages (0: no limit)")
     capture.add_argument("--timeout", type=float, default=0, help="stop after SECONDS (0: no limit)")
     capture.add_argument("-o", "--output", default="-")
+    capture.add_argument("--destructive", action="store_true",
+                         help="read as the gateway's own consumer (an AMQP queue has no other way): the messages "
+                              "captured are taken from the gateway")
     capture.set_defaults(handler=cmd_capture)
 
     replay = commands.add_parser("replay", help="publish recorded messages to an endpoint")

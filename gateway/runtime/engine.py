@@ -85,9 +85,13 @@ class Engine:
             self._print_summary()
 
     def ready(self) -> tuple[bool, dict[str, bool]]:
-        """Ready when a ruleset is loaded and every route's source adapter is connected."""
-        connected = {source: running.pipeline.connected for source, running in self._running.items()}
+        """Ready when a ruleset is loaded, every route's source adapter is connected and no destination is down."""
+        connected = {source: running.pipeline.ready for source, running in self._running.items()}
         return bool(connected) and all(connected.values()), connected
+
+    def destinations_down(self) -> dict[str, dict[str, str]]:
+        """Per route (source endpoint): its destinations that failed every send for seconds, with the last error."""
+        return {source: down for source, running in self._running.items() if (down := running.pipeline.health.down())}
 
     # -- routes ------------------------------------------------------------------------------------------
     def _start(self, route: Route) -> None:

@@ -22,12 +22,14 @@ import logging
 import random
 import time
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Callable, Protocol
 
 from gateway.compiler import Ruleset
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, MessageRefused
 from gateway.metrics.instruments import RouteMetrics
+from gateway.runtime.health import DestinationHealth
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, Decision, decide
 from gateway.runtime.routes import Route
@@ -78,9 +80,16 @@ class Pipeline:
         self._stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._judge_failures: dict[int, int] = {}  # message fingerprint -> times its judging raised
+        self.health = DestinationHealth(route.source.endpoint_id, metrics.destination_up, metrics.up["sink"])
+
+    @property
+    def ready(self) -> bool:
+        """The source is connected and no destination has been failing every send for seconds."""
+        return self.connected and self.health.healthy()
 
     async def stop(self) -> None:
         self._stopping.set()
+        self.health.close()
         if self._source is not None:
             await self._source.stop()
 
@@ -111,7 +120,7 @@ class Pipeline:
             stack.callback(self._disconnected)
             for endpoint_id, config in destinations.items():
                 self._sinks[endpoint_id] = await stack.enter_async_context(self._create_sink(config))
-            self.metrics.up["sink"].set(1)
+            self.metrics.up["sink"].set(0 if self.health.down() else 1)
             source = await stack.enter_async_context(self._create_source(self.route.source))
             self._source = source
             self.connected = True
@@ -171,11 +180,17 @@ class Pipeline:
                 if verdict is None or decision is None or not item.delivered:
                     await source.nack(item.envelope)
                     continue
-                await source.ack(item.envelope, Delivery(verdict, decision.destination is not None,
+                await source.ack(item.envelope, Delivery(verdict, item.landing is not Landing.DROPPED
+                                                         and decision.destination is not None,
                                                          decision.action is Action.REJECT))
-                stats.actions[decision.action.value] += 1
                 target = decision.destination.endpoint_id if decision.destination is not None else ""
-                metrics.routed[(target, decision.action.value)].inc()
+                action = decision.action.value
+                if item.landing is Landing.DEAD_LETTERED and self.route.nonconformant is not None:
+                    target, action = self.route.nonconformant.endpoint_id, Action.DEAD_LETTER.value
+                elif item.landing is Landing.DROPPED:
+                    action = Action.DROP.value
+                stats.actions[action] += 1
+                metrics.routed[(target, action)].inc()
                 metrics.end_to_end.observe(time.perf_counter() - item.received)
         except asyncio.CancelledError:
             raise  # shutdown past the drain timeout: unacknowledged, so the broker delivers it again
@@ -254,34 +269,65 @@ class Pipeline:
                     pending.append(entry)
         outcomes = await asyncio.gather(*(self._deliver(destination, item.envelope, item.headers, verdict)
                                           for item, verdict in pending))
-        for (item, _), delivered in zip(pending, outcomes):
-            item.delivered = delivered
+        for (item, _), landing in zip(pending, outcomes):
+            item.landing = landing
+            item.delivered = landing is not Landing.KEPT
+        if send_many is not None and len(share) > 1 and len(pending) < len(share):
+            self.health.succeeded(destination.endpoint_id)
 
     async def _deliver(self, destination: EndpointConfig, envelope: Envelope,
-                       headers: list[tuple[str, str]] | None, verdict: Verdict) -> bool:
-        """Send until confirmed; retriable failures back off and retry, a permanent one is dead-lettered once."""
+                       headers: list[tuple[str, str]] | None, verdict: Verdict, last_resort: bool = False) -> Landing:
+        """Send until confirmed; retriable failures back off and retry, a permanent one is dead-lettered once.
+
+        A message the destination refuses for itself (MessageRefused: too large, refused by policy) that the
+        dead-letter destination cannot hold either is dropped, counted and logged, then acknowledged: one
+        message must not hold its route forever. Any other permanent failure leaves it at the source.
+        """
         sink = self._sinks[destination.endpoint_id]
         message = outgoing(envelope, destination.protocol, headers)
         delays = backoff_delays()
         while True:
             try:
                 await sink.send(message)
-                return True
+                self.health.succeeded(destination.endpoint_id)
+                return Landing.SENT
             except AdapterError as exc:
                 self.metrics.failures[(destination.endpoint_id, exc.retriable)].inc()
+                if not isinstance(exc, MessageRefused):
+                    self.health.failed(destination.endpoint_id, exc)
                 if exc.retriable:
                     self.stats.retries += 1
                     await asyncio.sleep(next(delays))
                     continue
                 self.stats.delivery_failures += 1
                 fallback = self.route.nonconformant
-                if headers is None and fallback is not None and fallback.endpoint_id != destination.endpoint_id:
-                    error = dead_letter_headers(envelope, verdict, self.route.source.endpoint_id)
+                if not last_resort and fallback is not None and fallback.endpoint_id != destination.endpoint_id:
+                    error = list(headers) if headers is not None else dead_letter_headers(
+                        envelope, verdict, self.route.source.endpoint_id)
                     error.append(("xgate-error", str(exc)[:512]))
-                    return await self._deliver(fallback, envelope, error, verdict)
+                    landing = await self._deliver(fallback, envelope, error, verdict, last_resort=True)
+                    return Landing.DEAD_LETTERED if landing is Landing.SENT else landing
+                if isinstance(exc, MessageRefused):
+                    self._undeliverable(destination, envelope, exc)
+                    return Landing.DROPPED
                 # nowhere left to put it: leave it at the source, after a pause so it does not spin
                 await asyncio.sleep(next(delays))
-                return False
+                return Landing.KEPT
+
+    def _undeliverable(self, destination: EndpointConfig, envelope: Envelope, exc: MessageRefused) -> None:
+        cause = exc.cause if (destination.endpoint_id, exc.cause) in self.metrics.undeliverable else "refused"
+        self.metrics.undeliverable[(destination.endpoint_id, cause)].inc()
+        log.warning("route %s: message of %d bytes dropped (%s): %s; no dead-letter destination can hold it",
+                    self.route.source.endpoint_id, len(envelope.body), cause, exc)
+
+
+class Landing(Enum):
+    """Where one message ended up after `_deliver`."""
+
+    SENT = "sent"  # its destination confirmed it
+    DEAD_LETTERED = "dead-lettered"  # its destination refused it for good; the dead-letter destination took it
+    DROPPED = "dropped"  # refused everywhere it could go: counted, logged and acknowledged
+    KEPT = "kept"  # not delivered: released at the source
 
 
 @dataclass(slots=True)
@@ -294,6 +340,7 @@ class _Judged:
     decision: Decision | None = None
     headers: list[tuple[str, str]] | None = None
     delivered: bool = True
+    landing: Landing = Landing.SENT
 
 
 def _release(window: _Window, count: int, _: object) -> None:

@@ -3,13 +3,16 @@
     python -m gateway.testing.demo [--config config/demo] [--rate 200] [--duration 0] [--seed 7]
                                    [--metrics-address 127.0.0.1:9464]
 
-Starts the brokers the routes of config/demo need (deploy/brokers/*.sh; one already listening is reused),
+Starts the brokers the routes of config/demo need through the scripts `make brokers` runs
+(deploy/brokers/*.sh: each reuses a broker that already answers its protocol, and repairs one that only has
+the port open, e.g. RabbitMQ without its AMQP 1.0 plugin); a broker that cannot be started is reported and its
+routes shown with their error in the summary while the other routes flow.
 the gateway's routes and its /metrics server, publishes seeded sample traffic into every source endpoint
 (Kafka, HTTP, AMQP 1.0, MQTT 5, NATS) at --rate messages a second, reads the dead-letter destinations, and
 redraws a summary every two seconds: throughput by verdict per route, the most frequent violations, and the
 latest dead-lettered message with the reason it carries. Ctrl-C (or --duration seconds) stops the traffic,
-drains the gateway, stops the brokers this run started, and prints the totals; exit 0 when traffic flowed
-and every verdict (conformant, nonconformant, unmatched) was seen.
+drains the gateway, stops the brokers this run started, and prints the totals; exit 0 when traffic flowed,
+every route judged messages and every verdict (conformant, nonconformant, unmatched) was seen.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -46,9 +50,10 @@ from protocol_adapters.base import EndpointConfig
 REPO = Path(__file__).resolve().parents[2]
 # protocol family -> (broker script, the port it listens on by default, the variable that moves it)
 BROKERS = {"KAFKA": ("tansu", 19092, "XGATE_KAFKA_PORT"), "MQTT": ("mosquitto", 1883, "XGATE_MQTT_PORT"),
-           "AMQP": ("rabbitmq", 5672, "XGATE_AMQP_PORT"), "NATS": ("nats", 4222, "XGATE_NATS_PORT")}
+           "AMQP": ("rabbitmq", 5672, "XGATE_RABBITMQ_PORT"), "NATS": ("nats", 4222, "XGATE_NATS_PORT")}
 VERDICTS = ("conformant", "nonconformant", "unmatched")
 TICK = 0.25  # seconds between traffic batches
+BACKLOG_TICKS = 20  # batches an endpoint's publisher may fall behind before its oldest are not sent
 
 
 # -- brokers ---------------------------------------------------------------------------------------------------
@@ -67,18 +72,30 @@ class LocalBrokers:
                     if endpoint is not None}
         self.needed = [BROKERS[f] for f in sorted(families) if f in BROKERS]
         self.started: list[str] = []
+        self.failed: dict[str, str] = {}  # broker script -> why it could not start (shown in the summary)
 
     def _script(self, name: str, action: str) -> None:
-        subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), action], check=True,
-                       stdout=subprocess.DEVNULL)
+        done = subprocess.run(["bash", str(REPO / "deploy" / "brokers" / f"{name}.sh"), action], check=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+        sys.stderr.write(done.stderr)  # what the script repaired or reused, e.g. a plugin it enabled
 
     def start(self) -> None:
+        """Every broker through its script, as `make brokers` does: an open port is not a readiness check (the
+        script checks that the protocol answers, and repairs or starts what does not)."""
         for name, port, variable in self.needed:
-            if _listening(int(os.environ.get(variable, port))):
+            was_running = _listening(int(os.environ.get(variable, port)))
+            print(f"{'checking' if was_running else 'starting'} {name} (deploy/brokers/{name}.sh start) ...",
+                  file=sys.stderr, flush=True)
+            try:
+                self._script(name, "start")
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                detail = (exc.stderr or "").strip().splitlines() if isinstance(exc.stderr, str) else []
+                self.failed[name] = detail[-1] if detail else str(exc)
+                print(f"{name} is not usable: {self.failed[name]}; its routes will show the error",
+                      file=sys.stderr, flush=True)
                 continue
-            print(f"starting {name} (deploy/brokers/{name}.sh) ...", file=sys.stderr, flush=True)
-            self._script(name, "start")
-            self.started.append(name)
+            if not was_running:
+                self.started.append(name)
 
     def stop(self) -> None:
         for name in reversed(self.started):
@@ -145,6 +162,10 @@ class Summary:
         self.started = time.monotonic()
         self.published = 0
         self.refused = 0
+        self.held_back: Counter[str] = Counter()  # generated for an endpoint still busy with its previous batch
+        self.publish_errors: dict[str, str] = {}  # source endpoint -> why publishing into it fails
+        self.broker_failures: dict[str, str] = {}  # broker script -> why it could not start
+        self.down_at_stop: dict[str, dict[str, str]] | None = None  # the engine's view, kept for the final summary
         self._last: tuple[float, dict[str, int]] = (self.started, {})
 
     def totals(self) -> Counter[str]:
@@ -171,36 +192,87 @@ class Summary:
             lines.append(f"{source:<24}{rate:>8.0f}{stats.verdicts['conformant']:>12,}"
                          f"{stats.verdicts['nonconformant']:>15,}{stats.verdicts['unmatched']:>11,}"
                          f"{stats.inflight:>11,}")
+        lines += self._problems()
         lines += ["", "most frequent violations (dead-lettered messages):"]
         lines += [f"  {count:>7,}  {what}" for what, count in self.dead.violations.most_common(5)] or ["  (none yet)"]
         lines += ["", "latest dead-lettered message, and the reason it carries in its xgate-* headers:"]
         lines += _explain_latest(self.dead)
         return "\n".join(lines)
 
+    def _problems(self) -> list[str]:
+        """What does not flow, and why: a broker that did not start, a destination down, a source not reachable."""
+        lines = [f"  broker {name}: {why}" for name, why in self.broker_failures.items()]
+        down_now = self.engine.destinations_down() if self.down_at_stop is None else self.down_at_stop
+        for source, down in down_now.items():
+            lines += [f"  route {source}: destination {destination} down: {error[:160]}"
+                      for destination, error in down.items()]
+        lines += [f"  publishing into {endpoint}: {error[:160]}" for endpoint, error in self.publish_errors.items()]
+        lines += [f"  {endpoint}: {count:,} generated messages not sent (its publisher is {BACKLOG_TICKS} ticks "
+                  "behind)" for endpoint, count in self.held_back.items()]
+        return ["", "not flowing:"] + lines if lines else []
+
 
 # -- the run -------------------------------------------------------------------------------------------------
 async def _traffic(snapshot: Any, settings: Settings, rate: float, seed: int, summary: Summary,
                    stop: asyncio.Event) -> None:
-    """Publish the sample traffic at `rate`, batch by batch, into each endpoint the message was recorded for."""
+    """Publish the sample traffic at `rate`, batch by batch, into each endpoint the message was recorded for.
+
+    Each endpoint sends on its own: one that cannot be reached holds back its own batches (counted and shown),
+    never the traffic of the others."""
     async with contextlib.AsyncExitStack() as stack:
         replayers: dict[str, Replayer] = {}
+        sending: dict[str, asyncio.Task[None]] = {}
+        backlog: dict[str, list[Envelope]] = defaultdict(list)
         source = records(seed)
         per_tick = max(1, round(rate * TICK))
-        while not stop.is_set():
-            started = time.monotonic()
-            by_endpoint: dict[str, list[Envelope]] = defaultdict(list)
-            for record in itertools.islice(source, per_tick):
-                by_endpoint[record["endpoint"]].append(envelope_from_record(record))
-            for endpoint in by_endpoint:
-                if endpoint not in replayers:
-                    config = endpoint_config(snapshot.registry, endpoint, settings)
-                    replayers[endpoint] = await stack.enter_async_context(Replayer(config, adapters.create_sink))
-            await asyncio.gather(*(replayers[e].send_all(batch) for e, batch in by_endpoint.items()))
-            summary.published = sum(r.result.sent for r in replayers.values())
-            summary.refused = sum(r.result.refused for r in replayers.values())
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(max(0.0, TICK - (time.monotonic() - started))):
-                    await stop.wait()
+        most = per_tick * BACKLOG_TICKS
+        try:
+            while not stop.is_set():
+                started = time.monotonic()
+                by_endpoint: dict[str, list[Envelope]] = defaultdict(list)
+                for record in itertools.islice(source, per_tick):
+                    by_endpoint[record["endpoint"]].append(envelope_from_record(record))
+                for endpoint, batch in by_endpoint.items():
+                    waiting = backlog[endpoint]
+                    waiting += batch
+                    if len(waiting) > most:  # a publisher this far behind cannot reach its endpoint: drop the oldest
+                        summary.held_back[endpoint] += len(waiting) - most
+                        del waiting[:len(waiting) - most]
+                    busy = sending.get(endpoint)
+                    if busy is not None and not busy.done():
+                        continue
+                    batch, backlog[endpoint] = waiting, []
+                    if endpoint not in replayers:
+                        config = endpoint_config(snapshot.registry, endpoint, settings)
+                        replayers[endpoint] = await stack.enter_async_context(Replayer(config, adapters.create_sink))
+                    sending[endpoint] = asyncio.create_task(replayers[endpoint].send_all(batch))
+                    sending[endpoint].add_done_callback(functools.partial(_publish_failed, summary, endpoint))
+                _count_published(summary, replayers)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(max(0.0, TICK - (time.monotonic() - started))):
+                        await stop.wait()
+            # what is on its way gets a few seconds; an endpoint that cannot be reached does not hold the stop
+            pending = [task for task in sending.values() if not task.done()]
+            if pending:
+                await asyncio.wait(pending, timeout=5)
+        finally:
+            for task in sending.values():
+                task.cancel()
+            await asyncio.gather(*sending.values(), return_exceptions=True)
+            _count_published(summary, replayers)
+
+
+def _count_published(summary: Summary, replayers: dict[str, Replayer]) -> None:
+    summary.published = sum(r.result.sent for r in replayers.values())
+    summary.refused = sum(r.result.refused for r in replayers.values())
+    for endpoint, replayer in replayers.items():
+        if replayer.result.errors:
+            summary.publish_errors[endpoint] = replayer.result.errors[-1]
+
+
+def _publish_failed(summary: Summary, endpoint: str, task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        summary.publish_errors[endpoint] = str(task.exception())
 
 
 async def _wait_ready(engine: Engine, timeout: float) -> bool:
@@ -224,13 +296,13 @@ async def run_demo(args: argparse.Namespace) -> int:
     brokers = LocalBrokers(routes)
     brokers.start()
     try:
-        return await _serve(args, snapshot, ruleset, settings, routes)
+        return await _serve(args, snapshot, ruleset, settings, routes, brokers.failed)
     finally:
         brokers.stop()
 
 
 async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings: Settings,
-                 routes: list[Route]) -> int:
+                 routes: list[Route], broker_failures: dict[str, str]) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -245,10 +317,11 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
             address = f"{host}:0"  # taken (another gateway?): any free port
         server = await stack.enter_async_context(MetricsServer(engine.metrics.registry, engine.ready, address))
         summary = Summary(engine, dead, f"http://{server.host}:{server.port}/metrics", args.config)
+        summary.broker_failures = broker_failures
         service = asyncio.create_task(engine.run())
         print(f"gateway starting: {len(routes)} routes; /metrics, /healthz and /readyz on "
               f"http://{server.host}:{server.port}", file=sys.stderr, flush=True)
-        if not await _wait_ready(engine, 60):
+        if not await _wait_ready(engine, 20 if broker_failures else 60):
             print(f"not every source connected within 60 s: {engine.ready()[1]}; sending anyway", file=sys.stderr)
         dead_letter_endpoints = {r.nonconformant.endpoint_id: r.nonconformant for r in routes if r.nonconformant}
         readers = [asyncio.create_task(dead.read(config)) for config in dead_letter_endpoints.values()]
@@ -270,6 +343,7 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
         print("traffic stopped; draining the gateway ...", file=sys.stderr, flush=True)
         await _settle(engine, summary, timeout=30)
         await asyncio.sleep(1.0)  # the last dead letters on their way to the reader
+        summary.down_at_stop = engine.destinations_down()
         engine.request_stop()
         await service
         for reader in readers:
@@ -282,10 +356,12 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
     print(f"the same kind of traffic judged offline: python -m gateway.testing.traffic --count 2000 | "
           f"xgate check --registry {args.config} --format table", flush=True)
     missing = [v for v in VERDICTS if not totals[v]]
+    idle = [source for source, stats in engine.stats.routes.items() if not stats.received]
+    for source in idle:
+        print(f"demo: route {source} judged nothing", file=sys.stderr)
     if missing or not summary.published:
         print(f"demo: no {', '.join(missing) or 'traffic'} seen", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if missing or idle or not summary.published else 0
 
 
 async def _settle(engine: Engine, summary: Summary, timeout: float) -> None:

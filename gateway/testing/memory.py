@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import AsyncIterator
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, MessageRefused, too_large
 from protocol_adapters.base import Delivery, EndpointConfig
 
 
@@ -28,11 +28,15 @@ class _Queue:
 
 
 class MemoryBroker:
-    """Named queues; one per address. `down` makes every operation fail as an unreachable broker would."""
+    """Named queues; one per address. `down` makes every operation fail as an unreachable broker would;
+    `max_bytes` (address -> body plus header bytes) refuses larger messages as a broker's size limit does,
+    and addresses in `refusing` refuse every message as a broker's policy can."""
 
     def __init__(self) -> None:
         self.queues: dict[str, _Queue] = {}
         self.down = False
+        self.max_bytes: dict[str, int] = {}
+        self.refusing: set[str] = set()
         self._ids = itertools.count()
 
     def queue(self, address: str) -> _Queue:
@@ -41,6 +45,14 @@ class MemoryBroker:
     def publish(self, address: str, envelope: Envelope) -> None:
         if self.down:
             raise AdapterError(f"memory broker is down (publish to {address})", retriable=True)
+        if address in self.refusing:
+            raise MessageRefused(f"memory broker refuses messages to {address}")
+        limit = self.max_bytes.get(address)
+        if limit is not None:
+            headers = envelope.fields.get("headers") or ()
+            size = len(envelope.body) + sum(len(name) + len(value) for name, value in headers)
+            if size > limit:
+                raise too_large(f"memory {address}", size, limit, "max_bytes")
         queue = self.queue(address)
         queue.ready.append((next(self._ids), envelope))
         queue.arrived.set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.errors import ObserverRefused
 from protocol_adapters.amqp.options import AmqpOptions, build_options
 from protocol_adapters.amqp.sink import AmqpSink
 from protocol_adapters.amqp.source import AmqpSource
@@ -10,6 +11,13 @@ from protocol_adapters.base import EndpointConfig
 
 def create_source(config: EndpointConfig) -> AmqpSource:
     return AmqpSource(build_options(config))
+
+
+def create_observer(config: EndpointConfig) -> AmqpSource:
+    """An AMQP queue hands each message to one receiver: reading it takes it from the gateway."""
+    raise ObserverRefused(f"AMQP endpoint {config.endpoint_id!r}: capturing from a queue takes its messages away "
+                          "from the gateway (a queue gives each message to one receiver); pass --destructive to "
+                          "capture anyway")
 
 
 def create_sink(config: EndpointConfig) -> AmqpSink:

@@ -31,7 +31,7 @@ from proton import Connection, Event, Handler, Link, SSLDomain, Terminus, symbol
 from proton.reactor import ApplicationEvent, Container, EventInjector
 
 from gateway.errors import AdapterError
-from protocol_adapters.amqp.errors import condition_error
+from protocol_adapters.amqp.errors import condition_error, queue_mismatch
 from protocol_adapters.amqp.options import AmqpOptions
 
 _WAKE = "xgate_wake"
@@ -303,9 +303,10 @@ class ProtonBridge(Handler):
 
     def _remote_closed(self, what: str, endpoint: Any) -> None:
         condition = endpoint.remote_condition
-        self._lose(condition_error(f"{self.role} {what} closed by the broker",
-                                   condition.name if condition else None,
-                                   condition.description if condition else None))
+        description = condition.description if condition else None
+        mismatch = queue_mismatch(self.options.endpoint_id, self.options.node, description)
+        self._lose(mismatch or condition_error(f"{self.role} {what} closed by the broker",
+                                               condition.name if condition else None, description))
 
     def on_transport_closed(self, event: Event) -> None:
         if not self._current(event):

@@ -10,7 +10,9 @@ are not retriable and the adapter stops reconnecting.
 
 from __future__ import annotations
 
-from gateway.errors import AdapterError
+import re
+
+from gateway.errors import AdapterError, EndpointMismatch, MessageRefused
 
 # conditions that repeat on every attempt: bad credentials, vhost or address, mismatched queue arguments
 FATAL_CONDITIONS = frozenset({
@@ -36,6 +38,28 @@ def condition_error(where: str, name: str | None, description: str | None) -> Ad
     return AdapterError(text, retriable=label not in FATAL_CONDITIONS)
 
 
+# RabbitMQ: "inequivalent arg 'durable' for queue 'q' in vhost '/': received 'true' but current is 'false'"
+_INEQUIVALENT = re.compile(r"inequivalent arg '([^']+)' for queue '([^']*)'.*received '([^']*)' but current is "
+                           r"'([^']*)'")
+# the queue argument -> the endpoint option that sets it, when xgate has one
+_OPTION_OF = {"durable": "terminusdurable"}
+
+
+def queue_mismatch(endpoint: str, node: str, description: str | None) -> EndpointMismatch | None:
+    """One line for a queue declared earlier with other properties: endpoint, queue, the mismatch and the fix."""
+    found = _INEQUIVALENT.search(description or "")
+    if found is None:
+        return None
+    argument, queue, requested, current = found.groups()
+    option = _OPTION_OF.get(argument)
+    if option is not None:
+        fix = f"set protocoloptions.{option}: {current} on the endpoint to use it as it is, or delete the queue"
+    else:
+        fix = "xgate cannot set this argument: delete the queue or declare it as the broker has it"
+    return EndpointMismatch(f"AMQP endpoint {endpoint!r}: queue {queue!r} ({node}) already exists with "
+                            f"{argument}={current}, but the endpoint asks for {argument}={requested}; {fix}")
+
+
 def tls_refused(description: str | None) -> bool:
     """Proton's transport error for a TLS handshake that failed on a certificate, ours or the broker's:
     the same on every attempt (an aborted handshake during a broker restart says neither)."""
@@ -47,10 +71,10 @@ def disconnected(where: str) -> AdapterError:
     return AdapterError(f"AMQP {where}: connection lost before the broker settled the delivery", retriable=True)
 
 
-def rejected(node: str, name: str | None, description: str | None) -> AdapterError:
-    """The broker refused the message itself: sending it again gives the same answer."""
+def rejected(node: str, name: str | None, description: str | None) -> MessageRefused:
+    """The broker refused the message itself: sending it again gives the same answer (other messages pass)."""
     detail = ": ".join(part for part in (name, description) if part)
-    return AdapterError(f"AMQP {node}: message rejected" + (f" ({detail})" if detail else ""), retriable=False)
+    return MessageRefused(f"AMQP {node}: message rejected" + (f" ({detail})" if detail else ""))
 
 
 def released(node: str, state: str) -> AdapterError:

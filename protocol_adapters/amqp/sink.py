@@ -4,7 +4,8 @@ Each message is encoded on the event loop (a field with no AMQP form fails
 there, not retriable), handed to the proton thread and sent unsettled as soon
 as the link has credit; many concurrent sends are pipelined on the one link
 and each waits for its own disposition. ACCEPTED completes the send;
-REJECTED raises AdapterError(retriable=False); RELEASED or MODIFIED, a lost
+REJECTED raises MessageRefused, and a message over the link's max-message-size
+(the broker's attach) MessageTooLarge without being sent; RELEASED or MODIFIED, a lost
 connection, a broker that cannot be reached, or no disposition within
 `sendtimeout` raise AdapterError(retriable=True). A delivery whose
 disposition was lost with the connection may have arrived: the retry makes a
@@ -27,7 +28,7 @@ from typing import Self
 from proton import Connection, Delivery, Event, Link
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, too_large
 from protocol_adapters.amqp.bridge import ProtonBridge, configure_terminus, link_properties
 from protocol_adapters.amqp.errors import disconnected, rejected, released
 from protocol_adapters.amqp.mapping import encode_message
@@ -150,6 +151,11 @@ class _Sending:
             item = self._waiting.popleft()
             if item.abandoned:
                 continue
+            limit = link.remote_max_message_size  # the broker's max-message-size from its attach; 0: none
+            if limit and len(item.payload) > limit:
+                self._finish(item, too_large(f"AMQP sink {self.options.node}", len(item.payload), limit,
+                                             "max-message-size"))
+                continue
             dlv = link.delivery(str(next(self._tags)))
             link.stream(item.payload)
             link.advance()
@@ -163,6 +169,7 @@ class _Sending:
         if dlv is None or not dlv.updated:
             return
         state = dlv.remote_state
+        error: AdapterError | None
         if state == Delivery.ACCEPTED:
             error = None
         elif state == Delivery.REJECTED:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import aiohttp
 
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, MessageRefused, MessageTooLarge
 
 # 408 Request Timeout, 425 Too Early and 429 Too Many Requests say "later", like a 5xx
 RETRIABLE_STATUSES = frozenset({408, 425, 429})
+# answers about this one message (its size, its media type, its content): other messages still pass
+REFUSED_STATUSES = frozenset({415, 422})
 
 
 def status_error(endpoint: str, url: str, status: int, reason: str | None, detail: bytes) -> AdapterError:
@@ -17,6 +19,10 @@ def status_error(endpoint: str, url: str, status: int, reason: str | None, detai
     message = f"HTTP sink {endpoint!r}: {url} answered {status} {reason or ''}".rstrip()
     if snippet:
         message += f": {snippet}"
+    if status == 413:
+        return MessageTooLarge(message)
+    if status in REFUSED_STATUSES:
+        return MessageRefused(message)
     return AdapterError(message, retriable=retriable)
 
 

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import replace
+
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka.options import sink_options, source_options
 from protocol_adapters.kafka.sink import KafkaSink
 from protocol_adapters.kafka.source import KafkaSource
 
-__all__ = ["KafkaSink", "KafkaSource", "create_sink", "create_source"]
+__all__ = ["KafkaSink", "KafkaSource", "create_observer", "create_sink", "create_source"]
 
 
 def create_source(config: EndpointConfig) -> KafkaSource:
     return KafkaSource(source_options(config))
+
+
+def create_observer(config: EndpointConfig) -> KafkaSource:
+    """Reads beside the gateway: a consumer group of its own that never commits (the gateway's group untouched)."""
+    options = source_options(config)
+    group = f"xgate-capture-{config.endpoint_id}-{secrets.token_hex(4)}"
+    return KafkaSource(replace(options, group_id=group, commit=False))
 
 
 def create_sink(config: EndpointConfig) -> KafkaSink:

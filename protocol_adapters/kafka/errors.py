@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiokafka import errors as kafka_errors  # type: ignore[import-untyped]  # aiokafka ships no type information
 
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, MessageRefused, MessageTooLarge
 
 # failures aiokafka does not flag retriable but that pass once the broker is back or less busy
 _TRANSIENT = (
@@ -32,6 +32,10 @@ _PERMANENT = (
     kafka_errors.IllegalArgumentError,
 )
 
+# about the one record (max.request.size on the client, message.max.bytes or a policy on the broker), not the topic
+_TOO_LARGE = (kafka_errors.MessageSizeTooLargeError, kafka_errors.RecordTooLargeError)
+_RECORD_REFUSED = (kafka_errors.CorruptRecordException,)
+
 KafkaError = kafka_errors.KafkaError
 
 
@@ -48,4 +52,9 @@ def adapter_error(exc: BaseException, doing: str) -> AdapterError:
     if isinstance(exc, AdapterError):
         return exc
     detail = str(exc) or type(exc).__name__
+    if isinstance(exc, _TOO_LARGE):
+        return MessageTooLarge(f"Kafka: could not {doing}: record too large ({detail}; the limits are the "
+                               "producer's max_request_size and the broker's message.max.bytes)")
+    if isinstance(exc, _RECORD_REFUSED):
+        return MessageRefused(f"Kafka: could not {doing}: the broker refused the record: {detail}")
     return AdapterError(f"Kafka: could not {doing}: {detail}", retriable=is_retriable(exc))

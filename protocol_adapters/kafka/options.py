@@ -119,6 +119,7 @@ class KafkaSourceOptions:
     fetch_max_wait_ms: int
     fetch_min_bytes: int
     backoff_max: float
+    commit: bool = True  # False: an observer (xgate capture) that reads in a group of its own and never commits
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from typing import Any, Self
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafka ships no type information
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, MessageRefused
 from protocol_adapters.kafka.errors import KafkaError, adapter_error
 from protocol_adapters.kafka.mapping import outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions
@@ -84,15 +84,19 @@ class KafkaSink:
         except AdapterError as exc:
             return [exc] * len(envelopes)
         confirmations: list[Any] = []
-        try:
-            for envelope in envelopes:
-                record = outgoing_record(envelope, options.default_key, options.default_headers)
+        for index, envelope in enumerate(envelopes):
+            record = outgoing_record(envelope, options.default_key, options.default_headers)
+            try:
                 confirmations.append(await producer.send(
                     options.topic, record.value, key=record.key, partition=options.partition,
                     timestamp_ms=record.timestamp_ms, headers=record.headers))
-        except (TimeoutError, KafkaError, OSError) as exc:
-            refused = adapter_error(exc, f"produce to topic {options.topic!r}")
-            confirmations += [refused] * (len(envelopes) - len(confirmations))
+            except (TimeoutError, KafkaError, OSError) as exc:
+                refused = adapter_error(exc, f"produce to topic {options.topic!r}")
+                if isinstance(refused, MessageRefused):
+                    confirmations.append(refused)  # this record alone (e.g. over max_request_size)
+                    continue
+                confirmations += [refused] * (len(envelopes) - index)
+                break
         outcomes = await asyncio.gather(*(c for c in confirmations if not isinstance(c, AdapterError)),
                                         return_exceptions=True)
         waited = iter(outcomes)

@@ -233,6 +233,8 @@ class KafkaSource:
 
     async def _commit(self, consumer: Any, partitions: Any = None) -> None:
         """Commit the acknowledged prefix of `partitions` (all by default); a failed commit is retried later."""
+        if not self.options.commit:
+            return
         async with self._commit_lock:
             assigned = consumer.assignment()
             offsets = {tp: offset for tp, part in self._parts.items()

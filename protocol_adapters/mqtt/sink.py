@@ -5,7 +5,9 @@ of its own packet, and up to `maxinflight` publishes (on MQTT 5 at most the brok
 wait for theirs together. QoS 0 returns once the packet is written. A PUBACK reason code of 0x80 or more
 (MQTT 5) is an error: retriable when the broker is busy or over quota, otherwise not. A lost connection
 fails every waiting `send` with a retriable AdapterError (the runtime sends them again: a duplicate, never
-a loss) and the next `send` connects again. The session is clean and the client id unique per sink, so
+a loss) and the next `send` connects again. On MQTT 5 the broker's Maximum Packet Size (CONNACK) is checked
+before each publish: a larger message is a MessageTooLarge for it alone (a broker that receives one closes
+the connection). The session is clean and the client id unique per sink, so
 gateway replicas never take over each other's connection.
 """
 
@@ -23,7 +25,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, MessageTooLarge, too_large
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.mqtt.errors import connect_error, connection_lost, publish_refused, reason_value
 from protocol_adapters.mqtt.mapping import publish_properties
@@ -58,6 +60,7 @@ class MqttSink:
         self._tls: ssl.SSLContext | None = None
         self._broker = 0
         self._where = str(options.brokers[0])
+        self._max_packet: int | None = None  # the broker's Maximum Packet Size (MQTT 5 CONNACK), when it said one
 
     async def __aenter__(self) -> Self:
         self._tls = await asyncio.to_thread(ssl_context, self.options)
@@ -86,12 +89,19 @@ class MqttSink:
             await self._publish(paho, envelope.body, properties)
 
     async def _publish(self, paho: mqtt.Client, body: bytes, properties: Properties | None) -> None:
+        # paho takes bytes or bytearray only (AMQP bodies, for one, may arrive as memoryview)
+        payload = body if isinstance(body, (bytes, bytearray)) else bytes(body)
+        if self._max_packet is not None:
+            size = publish_packet_size(self._topic, payload, self.options.qos, properties, self.options.v5)
+            if size > self._max_packet:
+                raise too_large(f"MQTT publish to {self._topic!r} on {self._where}", size, self._max_packet,
+                                "Maximum Packet Size")
         try:
-            # paho takes bytes or bytearray only (AMQP bodies, for one, may arrive as memoryview)
-            payload = body if isinstance(body, (bytes, bytearray)) else bytes(body)
             info = paho.publish(self._topic, payload, self.options.qos, self.options.retain, properties)
         except (TypeError, ValueError) as exc:  # e.g. a payload beyond MQTT's 256 MB
-            raise AdapterError(f"MQTT cannot publish this message to {self._topic!r}: {exc}", retriable=False) from exc
+            raise MessageTooLarge(f"MQTT cannot publish this message to {self._topic!r}: {exc}") from exc
+        if info.rc == mqtt.MQTT_ERR_PAYLOAD_SIZE:
+            raise MessageTooLarge(f"MQTT publish to {self._topic!r}: payload beyond MQTT's 268435455 bytes")
         if info.rc != mqtt.MQTT_ERR_SUCCESS:
             raise AdapterError(f"MQTT publish to {self._topic!r} on {self._where} failed: "
                                f"{mqtt.error_string(info.rc)}", retriable=info.rc not in _PERMANENT)
@@ -140,11 +150,14 @@ class MqttSink:
         client = client_for(self.options, broker, self._client_id, persistent=False, tls_context=self._tls)
         paho = paho_of(client)
         receive_maximum: list[int] = []
+        maximum_packet: list[int | None] = []
         aiomqtt_on_connect: Any = paho.on_connect  # paho types it as the union of its two callback APIs
 
         def on_connect(c: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any = None) -> None:
             # MQTT 5: the broker says how many unconfirmed publishes it accepts at once
             receive_maximum.append(int(getattr(properties, "ReceiveMaximum", 65535)))
+            limit = getattr(properties, "MaximumPacketSize", None)
+            maximum_packet.append(int(limit) if limit else None)
             if aiomqtt_on_connect is not None:
                 aiomqtt_on_connect(c, userdata, flags, reason, properties)
         paho.on_connect = on_connect
@@ -161,6 +174,7 @@ class MqttSink:
         if self.options.v5 and receive_maximum:
             window = min(window, receive_maximum[-1])
         self._window = asyncio.Semaphore(window)
+        self._max_packet = maximum_packet[-1] if self.options.v5 and maximum_packet else None
         self._broker, self._where = index, str(broker)
         self._client, self._paho = client, paho
         disconnected_of(client).add_done_callback(lambda fut: self._on_lost(client, fut))
@@ -182,6 +196,18 @@ class MqttSink:
         for confirmed in pending.values():
             if not confirmed.done():
                 confirmed.set_exception(error)
+
+
+def publish_packet_size(topic: str, payload: bytes | bytearray, qos: int, properties: Properties | None,
+                        v5: bool = True) -> int:
+    """Bytes of the PUBLISH packet paho writes: fixed header, topic, packet id (QoS > 0), properties, payload."""
+    remaining = 2 + len(topic.encode()) + (2 if qos else 0) + len(payload)
+    if properties is not None:
+        remaining += len(properties.pack())  # type: ignore[no-untyped-call]  # MQTT 5: the property length varint and the properties
+    elif v5:
+        remaining += 1  # an empty property length
+    length_bytes = 1 if remaining < 128 else 2 if remaining < 16384 else 3 if remaining < 2097152 else 4
+    return 1 + length_bytes + remaining
 
 
 def create_sink(config: EndpointConfig) -> MqttSink:

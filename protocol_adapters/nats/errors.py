@@ -5,7 +5,7 @@ from __future__ import annotations
 import nats.errors
 import nats.js.errors
 
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, MessageRefused, MessageTooLarge
 
 # a request the server refused for good: retrying the same message cannot help
 _PERMANENT = (
@@ -60,4 +60,9 @@ def adapter_error(endpoint: str, action: str, exc: BaseException) -> AdapterErro
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, TimeoutError):
         detail = f"timed out ({type(exc).__name__})"
+    # about this one message: the connection and the other messages are fine
+    if isinstance(exc, nats.errors.MaxPayloadError):
+        return MessageTooLarge(f"NATS endpoint {endpoint!r}: {action} failed: message exceeds max_payload")
+    if isinstance(exc, nats.errors.BadHeaderError):
+        return MessageRefused(f"NATS endpoint {endpoint!r}: {action} failed: header name {detail!r} not allowed")
     return AdapterError(f"NATS endpoint {endpoint!r}: {action} failed: {detail}", retriable=is_retriable(exc))

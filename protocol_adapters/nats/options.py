@@ -78,6 +78,7 @@ class NatsOptions:
     creds_file: str | None = None
     nkey_seed_file: str | None = None
     tls: TlsSettings | None = None
+    ephemeral: bool = False  # an observer (xgate capture): an ephemeral consumer, never the gateway's durable
 
     @property
     def jetstream(self) -> bool:

@@ -314,6 +314,13 @@ class NatsSource:
         if self._js is None:
             self._js = self._client.jetstream(timeout=self.options.publish_timeout)
         await ensure_stream(self._js, self.options)
+        if self.options.ephemeral:
+            if self._sub is None:  # its own consumer, gone when it disconnects: the durable's acks are not touched
+                config = api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, deliver_policy=api.DeliverPolicy.ALL,
+                                            ack_wait=self.options.ack_wait)
+                self._sub = await self._js.pull_subscribe(self.options.listen_subject or "", stream=self.options.stream,
+                                                          config=config)
+            return
         await _ensure_consumer(self._js, self.options)
         if self._sub is None:
             self._sub = await self._js.pull_subscribe_bind(durable=self.options.durable, stream=self.options.stream)
