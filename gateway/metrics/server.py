@@ -43,8 +43,13 @@ def parse_address(text: str) -> tuple[str, int]:
 class MetricsServer:
     def __init__(self, registry: CollectorRegistry, ready: Callable[[], tuple[bool, dict[str, bool]]],
                  address: str = DEFAULT_ADDRESS, access: MetricsSettings | None = None,
-                 registry_view: RegistryView | None = None) -> None:
+                 registry_view: RegistryView | None = None, *,
+                 exposition: Callable[[], Awaitable[bytes]] | None = None,
+                 extra_routes: Callable[[web.Application], None] | None = None) -> None:
         self.registry = registry
+        # `xgate run --workers N`: the supervisor's /metrics is the workers' combined, and its /registry theirs
+        self.exposition = exposition
+        self.extra_routes = extra_routes
         self.registry_view = registry_view
         self.ready = ready
         self.host, self.port = parse_address(address)
@@ -58,7 +63,7 @@ class MetricsServer:
         return "https" if self.access.tls_cert else "http"
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        body = generate_latest(self.registry)
+        body = await self.exposition() if self.exposition is not None else generate_latest(self.registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def _healthz(self, request: web.Request) -> web.Response:
@@ -98,6 +103,8 @@ class MetricsServer:
             from gateway.registry_api.routes import add_registry_routes
 
             add_registry_routes(app, self.registry_view)
+        if self.extra_routes is not None:
+            self.extra_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=context)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import signal
@@ -21,12 +22,13 @@ from gateway.loader.sources import RegistrySources
 from gateway.metrics.server import MetricsServer
 from gateway.recorded import RecordError, envelope_from_record, record_from_envelope
 from gateway.registry_api import RegistryView
-from gateway.runtime.credentials import credential_warnings
 from gateway.runtime import heap
+from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
 from gateway.runtime.routes import endpoint_config, resolve_routes
+from gateway.runtime.workers import Supervisor, worker_access
 from gateway.settings import Settings, load_settings
 from protocol_adapters import registry
 from protocol_adapters.base import EndpointConfig
@@ -63,7 +65,11 @@ def _report(diagnostics: list[Diagnostic]) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    worker = "" if args.worker is None else f"[worker {args.worker}] "
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s {worker}%(name)s %(message)s")
+    if args.workers is not None and args.workers < 1:
+        print(f"xgate run: --workers must be at least 1, found {args.workers}", file=sys.stderr)
+        return EXIT_USAGE
     sources = RegistrySources()
     snapshot, ruleset, settings, diagnostics = _startup(args.config, sources)
     routes, problems = resolve_routes(snapshot.registry, settings)
@@ -76,8 +82,16 @@ def cmd_run(args: argparse.Namespace) -> int:
               "`xgate.route.*` labels to a source endpoint", file=sys.stderr)
         return EXIT_USAGE
     interval = args.summary if args.summary is not None else settings.runtime.summary_interval
-    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval)
     address = args.metrics_address if args.metrics_address is not None else settings.runtime.metrics_address
+    workers = args.workers if args.workers is not None else settings.runtime.workers
+    if args.worker is None and workers > 1:
+        return _supervise(args, workers, address, settings)
+    create_source = registry.create_source
+    if args.worker is not None:  # one of `--workers N`: share each source with the others, serve the supervisor
+        settings = replace(settings, metrics=worker_access())
+        create_source = functools.partial(_shared_source, args.worker)
+    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval,
+                    create_source=create_source)
     # /registry on the metrics address: the registry as loaded, updated on every reload
     view = RegistryView(snapshot) if address else None
     reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce,
@@ -129,6 +143,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"xgate run: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _shared_source(worker: int, config: EndpointConfig) -> Any:
+    return registry.create_source(registry.share_source(config, worker))
+
+
+def _supervise(args: argparse.Namespace, workers: int, address: str, settings: Settings) -> int:
+    """`--workers N`: the configuration was checked above; N worker processes run it (gateway/runtime/workers.py)."""
+    passed: list[str] = []
+    if args.summary is not None:
+        passed += ["--summary", str(args.summary)]
+    if args.no_watch:
+        passed.append("--no-watch")
+    supervisor = Supervisor(args.config, workers, passed, address, settings.metrics,
+                            settings.runtime.drain_timeout, args.duration)
+    try:
+        return asyncio.run(supervisor.run())
+    except GatewayError as exc:
+        print(f"xgate run: {exc}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def _endpoint(args: argparse.Namespace, command: str) -> EndpointConfig | None:
@@ -217,6 +251,9 @@ def add_commands(commands: Any) -> None:
     run.add_argument("--metrics-address", metavar="HOST:PORT",
                      help="where /metrics /healthz /readyz listen (default 127.0.0.1:9464; '' turns it off)")
     run.add_argument("--no-watch", action="store_true", help="do not reload when files change (SIGHUP still does)")
+    run.add_argument("--workers", type=int, metavar="N",
+                     help="processes, each a full gateway, sharing every source (default: runtime.workers, 1)")
+    run.add_argument("--worker", type=int, help=argparse.SUPPRESS)  # set by the supervisor of --workers N
     run.set_defaults(handler=cmd_run)
 
     capture = commands.add_parser("capture", help="record live messages of an endpoint as recorded JSON lines")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol_adapters.amqp.options import AmqpOptions, build_options
+from protocol_adapters.amqp.options import AmqpOptions, build_options, share_source
 from protocol_adapters.amqp.sink import AmqpSink
 from protocol_adapters.amqp.source import AmqpSource
 from protocol_adapters.base import EndpointConfig
@@ -16,4 +16,5 @@ def create_sink(config: EndpointConfig) -> AmqpSink:
     return AmqpSink(build_options(config))
 
 
-__all__ = ["AmqpOptions", "AmqpSink", "AmqpSource", "build_options", "create_sink", "create_source"]
+__all__ = ["AmqpOptions", "AmqpSink", "AmqpSource", "build_options", "create_sink", "create_source",
+           "share_source"]

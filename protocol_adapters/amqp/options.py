@@ -182,3 +182,9 @@ def build_options(config: EndpointConfig) -> AmqpOptions:
         sasl_mechanisms=_extra_text(config, "sasl_mechanisms"),
         container_id=_extra_text(config, "container_id"),
     )
+
+
+def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
+    """`xgate run --workers N`: receivers attached to one queue compete for its messages (each message goes to
+    one of them), so every worker attaches as it is."""
+    return config

@@ -276,3 +276,9 @@ def _int(config: EndpointConfig, name: str, default: int, minimum: int = 0) -> i
 
 def _bad(config: EndpointConfig, message: str) -> AdapterError:
     return AdapterError(f"Kafka endpoint {config.endpoint_id!r} {message}", retriable=False)
+
+
+def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
+    """`xgate run --workers N`: every worker joins the endpoint's consumer group (`consumergroup`, default
+    `xgate-<endpoint id>`), so Kafka already hands each partition to one worker; nothing to change."""
+    return config

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from protocol_adapters.nats.options import NatsOptions, sink_options, source_options
+from protocol_adapters.nats.options import NatsOptions, share_source, sink_options, source_options
 from protocol_adapters.nats.sink import NatsSink, create_sink
 from protocol_adapters.nats.source import NatsSource, create_source
 
-__all__ = ["NatsOptions", "NatsSink", "NatsSource", "create_sink", "create_source", "sink_options",
-           "source_options"]
+__all__ = ["NatsOptions", "NatsSink", "NatsSource", "create_sink", "create_source", "share_source",
+           "sink_options", "source_options"]
