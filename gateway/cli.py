@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gateway import __version__
-from gateway.check import Summary, judge_lines, judge_record
+from gateway.check import Summary, judge_line, judge_lines, judge_record
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
@@ -162,6 +162,33 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK if verdict.conformant else EXIT_NONCONFORMANT
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Judge the same recorded messages under two registries and report every change of verdict."""
+    from gateway.diff import compare
+
+    rulesets = []
+    for option, paths in (("--registry", args.registry), ("--against", args.against)):
+        snapshot, ruleset = _load(paths, args.settings)
+        refused = unusable(f"diff ({option})", snapshot, ruleset, strict=args.strict, endpoint=args.endpoint)
+        if refused is not None:
+            return refused
+        rulesets.append(ruleset)
+    old, new = rulesets
+    try:
+        source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        print(f"xgate diff: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    with source:
+        report = compare((judge_line(old, line, args.endpoint), judge_line(new, line, args.endpoint))
+                         for line in source if line.strip())
+    if args.format == "json":
+        print(json.dumps(report.to_json(), default=str))
+    else:
+        print(report.render())
+    return EXIT_NONCONFORMANT if report.tightened else EXIT_OK
+
+
 def _add_settings_option(command: argparse.ArgumentParser) -> None:
     command.add_argument("--settings", metavar="FILE",
                          help="gateway.yaml whose `remote` section allows fetching http(s) references "
@@ -189,6 +216,19 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--format", choices=("text", "json"), default="text")
     _add_settings_option(lint)
     lint.set_defaults(handler=cmd_lint)
+
+    diff = commands.add_parser("diff", help="what a new registry would change: the verdicts of the same traffic "
+                                            "under both (exit 1 when a message would newly fail)")
+    diff.add_argument("--registry", action="append", required=True, metavar="PATH",
+                      help="the registry in force: document or directory (repeatable)")
+    diff.add_argument("--against", action="append", required=True, metavar="PATH",
+                      help="the candidate registry: document or directory (repeatable)")
+    diff.add_argument("--endpoint", help="endpoint id for records that do not name one")
+    diff.add_argument("--format", choices=("table", "json"), default="table")
+    diff.add_argument("--strict", action="store_true", help="any load error in either registry is exit 2")
+    diff.add_argument("input", nargs="?", default="-", help="recorded messages, one JSON object per line")
+    _add_settings_option(diff)
+    diff.set_defaults(handler=cmd_diff)
 
     explain = commands.add_parser("explain", help="why one message matched or did not")
     explain.add_argument("--registry", action="append", required=True, metavar="PATH")
