@@ -52,9 +52,14 @@ DEFINITIONS = MetricName("xgate_compiled_definitions", "gauge", (),
 ROUTES = MetricName("xgate_routes", "gauge", (), "Routes running.", merge="min")
 BUILD_INFO = MetricName("xgate_build_info", "gauge", ("version", "python"), "Always 1; the labels say what runs.", merge="max")
 
+SHADOW_DISAGREEMENTS = MetricName(
+    "xgate_shadow_disagreements_total", "counter", ("endpoint", "active", "candidate", "messageid"),
+    "Messages the shadow candidate (the config directory's shadow/ documents) judged otherwise than the active "
+    "rules: active and candidate verdicts, and the message id the candidate (else the active rules) named.")
+
 ALL: tuple[MetricName, ...] = (MESSAGES, DEFINITION_MESSAGES, VIOLATIONS, ROUTED, VALIDATION_SECONDS,
                                END_TO_END_SECONDS, INFLIGHT, DELIVERY_FAILURES, ADAPTER_UP, ADAPTER_RECONNECTS,
-                               RELOADS, LAST_RELOAD, DEFINITIONS, ROUTES, BUILD_INFO)
+                               RELOADS, LAST_RELOAD, DEFINITIONS, ROUTES, BUILD_INFO, SHADOW_DISAGREEMENTS)
 
 
 def exported_series(metric: MetricName) -> tuple[str, ...]:

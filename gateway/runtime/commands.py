@@ -14,6 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from aiohttp import web
+
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, GatewayError, Severity
 from gateway.loader import Snapshot, load_snapshot
@@ -28,6 +30,7 @@ from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
 from gateway.runtime.routes import endpoint_config, resolve_routes
+from gateway.runtime.shadow import load_shadow
 from gateway.runtime.workers import Supervisor, worker_access
 from gateway.settings import Settings, load_settings
 from protocol_adapters import registry
@@ -92,6 +95,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         create_source = functools.partial(_shared_source, args.worker)
     engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval,
                     create_source=create_source)
+    engine.ref.shadow, shadow_problems = load_shadow(args.config, engine.metrics, settings.runtime.limits)
+    for problem in shadow_problems:
+        log.error("shadow candidate: %s", problem)
+    if engine.ref.shadow is not None:
+        log.info("shadow candidate: %d definitions from %s, judged beside the active rules (GET /shadow)",
+                 engine.ref.shadow.ruleset.definition_count, engine.ref.shadow.source)
     # /registry on the metrics address: the registry as loaded, updated on every reload
     view = RegistryView(snapshot) if address else None
     reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce,
@@ -119,7 +128,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         async with contextlib.AsyncExitStack() as stack:
             if address:
                 server = await stack.enter_async_context(
-                    MetricsServer(engine.metrics.registry, engine.ready, address, settings.metrics, view))
+                    MetricsServer(engine.metrics.registry, engine.ready, address, settings.metrics, view,
+                                  extra_routes=functools.partial(_add_shadow_route, engine)))
                 log.info("metrics, health, readiness and registry on %s://%s:%d (/metrics /healthz /readyz "
                          "/registry)%s",
                          server.scheme, server.host, server.port,
@@ -143,6 +153,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"xgate run: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _add_shadow_route(engine: Engine, app: web.Application) -> None:
+    async def shadow(request: web.Request) -> web.Response:
+        judge = engine.ref.shadow
+        return web.json_response(judge.view() if judge is not None else {"candidate": None},
+                                 dumps=lambda value: json.dumps(value, default=str))
+    app.router.add_get("/shadow", shadow)
 
 
 def _shared_source(worker: int, config: EndpointConfig) -> Any:

@@ -201,6 +201,7 @@ class Supervisor:
     def _add_registry_proxy(self, app: web.Application) -> None:
         app.router.add_route("*", "/registry", self._proxy)
         app.router.add_route("*", "/registry/{tail:.*}", self._proxy)
+        app.router.add_get("/shadow", self._proxy)  # one worker's latest disagreements; /metrics counts all
 
     async def _proxy(self, request: web.Request) -> web.Response:
         """/registry from a ready worker (they all serve the same registry), keeping the client's Host."""
