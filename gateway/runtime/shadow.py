@@ -1,9 +1,12 @@
 """Shadow rules: a candidate set of documents judged beside the active one on live traffic, routing nothing.
 
 A platform team tightening a contract wants to know what the new version
-would dead-letter before it does. The candidate is the config directory's
-`shadow/` folder (left out of the active registry by the loader), compiled
-like the active documents and swapped on every reload. For each message the
+would dead-letter before it does. The candidate is the active documents
+with the config directory's `shadow/` folder laid over them: a file there
+replaces the active file of the same name (a tightened copy of
+`telemetry.xreg.json`, say), a new name adds documents. The loader leaves
+the folder out of the active registry; the candidate is compiled like the
+active documents and swapped on every reload. For each message the
 pipeline judged, the candidate judges it too; a different verdict (another
 outcome, or another message definition) is counted in
 `xgate_shadow_disagreements_total{endpoint, active, candidate, messageid}`
@@ -26,7 +29,7 @@ from gateway.envelope import Envelope
 from gateway.errors import Severity
 from gateway.limits import DEFAULT_LIMITS, Limits
 from gateway.loader import load_snapshot
-from gateway.loader.discover import SHADOW_DIR
+from gateway.loader.discover import SHADOW_DIR, discover
 from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
 from gateway.recorded import record_from_envelope
@@ -85,12 +88,15 @@ def shadow_dir(config_dir: str | Path) -> Path:
 
 def load_shadow(config_dir: str | Path, metrics: GatewayMetrics, limits: Limits = DEFAULT_LIMITS,
                 ) -> tuple[ShadowJudge | None, list[str]]:
-    """The candidate of `DIR/shadow/`, or None when there is none; problems as lines for the log. A candidate
-    with errors is still judged with what compiled (the problems say what was left out)."""
+    """The candidate: DIR's documents with `DIR/shadow/` laid over them by file name; None without the folder.
+    Problems as lines for the log; a candidate with errors is judged with what compiled."""
     folder = shadow_dir(config_dir)
     if not folder.is_dir():
         return None, []
-    snapshot = load_snapshot([folder])
+    candidates, _ = discover([folder])
+    replaced = {path.name for path in candidates}
+    active, _ = discover([config_dir])
+    snapshot = load_snapshot([*(path for path in active if path.name not in replaced), *candidates])
     ruleset = compile_registry(snapshot.registry, snapshot.digest, limits)
     problems = [str(d) for d in (*snapshot.diagnostics, *ruleset.diagnostics) if d.severity is Severity.ERROR]
     return ShadowJudge(ruleset, metrics, str(folder)), problems

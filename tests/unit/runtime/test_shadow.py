@@ -125,7 +125,7 @@ def test_shadow_counts_what_diff_reports_and_routes_nothing(tmp_path: Path) -> N
 
 
 def test_a_reload_follows_the_shadow_folder(tmp_path: Path) -> None:
-    config, name = _world(tmp_path)
+    config, _ = _world(tmp_path)
     snapshot = load_snapshot([config])
     settings, _ = load_settings(config)
     engine = Engine([], compile_registry(snapshot.registry, snapshot.digest), create_source=memory.create_source,
@@ -146,3 +146,20 @@ def test_a_reload_follows_the_shadow_folder(tmp_path: Path) -> None:
     (config / "shadow").rmdir()
     asyncio.run(reloader._reload_shadow())
     assert engine.ref.shadow is None  # promoted or dropped: the candidate is gone
+
+
+def test_the_demo_candidate_is_the_active_telemetry_document_with_one_bound_tightened() -> None:
+    """config/demo/shadow/ must follow config/demo: a copy that drifted would disagree for the wrong reasons."""
+    demo = Path(__file__).resolve().parents[3] / "config" / "demo"
+    active = json.loads((demo / "telemetry.xreg.json").read_text("utf-8"))
+    candidate = json.loads((demo / "shadow" / "telemetry.xreg.json").read_text("utf-8"))
+    battery = ("schemagroups", "com.example.telemetry", "schemas", "reading", "versions", "1", "schema",
+               "properties", "battery", "minimum")
+
+    def at(document: dict[str, Any]) -> dict[str, Any]:
+        for part in battery[:-1]:
+            document = document[part]
+        return document
+    assert (at(active)[battery[-1]], at(candidate)[battery[-1]]) == (0, 20)
+    at(candidate)[battery[-1]] = 0
+    assert candidate == active
