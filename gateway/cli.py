@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gateway import __version__
-from gateway.check import Summary, check_stream, judge_record
+from gateway.check import Summary, check_stream, judge_line, judge_record
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic
 from gateway.loader import Snapshot, load_snapshot
@@ -154,6 +154,84 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK if verdict.conformant else EXIT_NONCONFORMANT
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Judge the same recorded messages under two registries and report every change of verdict."""
+    from gateway.diff import compare
+
+    rulesets = []
+    for option, paths in (("--registry", args.registry), ("--against", args.against)):
+        snapshot, ruleset = _load(paths, args.settings)
+        refused = unusable(f"diff ({option})", snapshot, ruleset, strict=args.strict, endpoint=args.endpoint)
+        if refused is not None:
+            return refused
+        rulesets.append(ruleset)
+    old, new = rulesets
+    try:
+        source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        print(f"xgate diff: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    with source:
+        report = compare((judge_line(old, line, args.endpoint), judge_line(new, line, args.endpoint))
+                         for line in source if line.strip())
+    if args.format == "json":
+        print(json.dumps(report.to_json(), default=str))
+    else:
+        print(report.render())
+    return EXIT_NONCONFORMANT if report.tightened else EXIT_OK
+
+
+def cmd_infer(args: argparse.Namespace) -> int:
+    """A draft registry document from recorded traffic; what it accepts of held-back traffic on stderr."""
+    from collections import Counter
+
+    from gateway import jsontext
+    from gateway.infer import infer
+
+    if not 0 <= args.holdout < 1:
+        print(f"xgate infer: --holdout must be at least 0 and below 1, found {args.holdout}", file=sys.stderr)
+        return EXIT_USAGE
+    records: list[tuple[int, object]] = []
+    unreadable = 0
+    try:
+        with (sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")) as source:
+            for number, line in enumerate(source, 1):
+                if line.strip():
+                    try:
+                        records.append((number, jsontext.loads(line)))
+                    except ValueError:
+                        unreadable += 1
+    except OSError as exc:
+        print(f"xgate infer: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    held = int(len(records) * args.holdout)
+    training, held_back = records[:len(records) - held], records[len(records) - held:]
+    if not training:
+        print("xgate infer: no recorded messages to learn from", file=sys.stderr)
+        return EXIT_USAGE
+    result = infer(training)
+    text = json.dumps(result.document, indent=2) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, "utf-8")
+    used = sum(len(group.samples) for group in result.groups)
+    print(f"xgate infer: {len(result.groups)} definitions from {used} of {len(training)} messages", file=sys.stderr)
+    for reason, count in Counter(reason for _, reason in result.left_out).most_common():
+        lines = [str(n) for n, r in result.left_out if r == reason][:5]
+        print(f"  left out {count}: {reason} (lines {', '.join(lines)})", file=sys.stderr)
+    if unreadable:
+        print(f"  left out {unreadable}: lines that are not JSON", file=sys.stderr)
+    if held_back:  # judged with the draft as written; a held-back line that is no message counts as refused
+        from gateway.infer.draft import read_sample, refused
+
+        samples = [s for s in (read_sample(n, r) for n, r in held_back) if not isinstance(s, str)]
+        accepted = len(samples) - len(refused(result.document, samples))
+        print(f"  held back {len(held_back)}: the draft accepts {accepted} ({100 * accepted / len(held_back):.1f}%)",
+              file=sys.stderr)
+    return EXIT_OK
+
+
 def _add_settings_option(command: argparse.ArgumentParser) -> None:
     command.add_argument("--settings", metavar="FILE",
                          help="gateway.yaml whose `remote` section allows fetching http(s) references "
@@ -181,6 +259,27 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--format", choices=("text", "json"), default="text")
     _add_settings_option(lint)
     lint.set_defaults(handler=cmd_lint)
+
+    diff = commands.add_parser("diff", help="what a new registry would change: the verdicts of the same traffic "
+                                            "under both (exit 1 when a message would newly fail)")
+    diff.add_argument("--registry", action="append", required=True, metavar="PATH",
+                      help="the registry in force: document or directory (repeatable)")
+    diff.add_argument("--against", action="append", required=True, metavar="PATH",
+                      help="the candidate registry: document or directory (repeatable)")
+    diff.add_argument("--endpoint", help="endpoint id for records that do not name one")
+    diff.add_argument("--format", choices=("table", "json"), default="table")
+    diff.add_argument("--strict", action="store_true", help="any load error in either registry is exit 2")
+    diff.add_argument("input", nargs="?", default="-", help="recorded messages, one JSON object per line")
+    _add_settings_option(diff)
+    diff.set_defaults(handler=cmd_diff)
+
+    infer = commands.add_parser("infer", help="a draft registry document (definitions, schemas) from recorded "
+                                              "traffic")
+    infer.add_argument("input", nargs="?", default="-", help="recorded messages, one JSON object per line")
+    infer.add_argument("-o", "--output", default="-", help="where the draft goes (default: standard output)")
+    infer.add_argument("--holdout", type=float, default=0.0, metavar="FRACTION",
+                       help="keep the last FRACTION of the messages out of the draft and say how many it accepts")
+    infer.set_defaults(handler=cmd_infer)
 
     explain = commands.add_parser("explain", help="why one message matched or did not")
     explain.add_argument("--registry", action="append", required=True, metavar="PATH")

@@ -28,6 +28,7 @@ runtime:
   summary_interval: 0             # seconds between live summary lines on stderr (0: off)
   metrics_address: 127.0.0.1:9464 # /metrics /healthz /readyz ("" turns the server off)
   reload_debounce: 1.0            # seconds of quiet after a file change before reloading
+  workers: 1                      # processes sharing every source (a core each); see README "Using every core"
   limits:                         # past one, a message gets a `limit` verdict (gateway/limits.py); these are the defaults
     max_body_bytes: 1048576
     max_headers: 100
@@ -119,6 +120,7 @@ class RuntimeSettings:
     metrics_address: str = "127.0.0.1:9464"
     reload_debounce: float = 1.0
     limits: Limits = DEFAULT_LIMITS
+    workers: int = 1  # processes, each a full gateway sharing the sources (gateway/runtime/workers.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,9 +257,10 @@ def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
         return defaults
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping (inflight, drain_timeout, summary_interval, metrics_address, "
-                        "reload_debounce, limits)")
+                        "reload_debounce, limits, workers)")
         return defaults
-    known = {"inflight", "drain_timeout", "summary_interval", "metrics_address", "reload_debounce", "limits"}
+    known = {"inflight", "drain_timeout", "summary_interval", "metrics_address", "reload_debounce", "limits",
+             "workers"}
     problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - known, key=str))
     address = raw.get("metrics_address", defaults.metrics_address)
     if not isinstance(address, str):
@@ -269,7 +272,8 @@ def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
         float(_number(raw, "summary_interval", defaults.summary_interval, where, problems)),
         address,
         float(_number(raw, "reload_debounce", defaults.reload_debounce, where, problems)),
-        _limits(raw.get("limits"), f"{where}/limits", problems))
+        _limits(raw.get("limits"), f"{where}/limits", problems),
+        _number(raw, "workers", defaults.workers, where, problems, integer=True, least=1))
 
 
 def _limits(raw: Any, where: str, problems: list[str]) -> Limits:
@@ -286,17 +290,6 @@ def _limits(raw: Any, where: str, problems: list[str]) -> Limits:
         if isinstance(getattr(DEFAULT_LIMITS, name), bool):
             values[name] = _flag(raw, name, getattr(DEFAULT_LIMITS, name), where, problems)
     return Limits(**values)
-
-
-def _flag(raw: dict[str, Any], key: str, default: bool, where: str, problems: list[str]) -> bool:
-    """`raw[key]` when it is true or false (or that text, as `${VAR}` expands); else the default, said."""
-    value = raw.get(key, default)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        value = value.strip().lower() == "true"
-    if not isinstance(value, bool):
-        problems.append(f"{where}/{key}: expected true or false, found {value!r}")
-        return default
-    return value
 
 
 def _metrics(raw: Any, problems: list[str]) -> MetricsSettings:

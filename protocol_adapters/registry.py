@@ -101,3 +101,16 @@ def create_observer(config: EndpointConfig) -> SourceAdapter:
 def create_sink(config: EndpointConfig) -> SinkAdapter:
     sink: SinkAdapter = adapter_module(config.protocol).create_sink(config)
     return sink
+
+
+def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
+    """The source config worker `worker` of `xgate run --workers N` uses, so that the N workers share the source
+    by the protocol's own means (consumer group, shared subscription, queue group, competing receivers,
+    SO_REUSEPORT) instead of each receiving every message."""
+    module = adapter_module(config.protocol)
+    share = getattr(module, "share_source", None)
+    if share is None:
+        raise GatewayError(f"the {config.protocol} adapter cannot share endpoint {config.endpoint_id!r} "
+                           "between workers: run it with --workers 1")
+    shared: EndpointConfig = share(config, worker)
+    return shared

@@ -24,6 +24,10 @@ class Found:
     escaping: list[tuple[Path, Path]] = field(default_factory=list)
 
 
+# the folder of a config directory whose documents are judged beside the active ones, routing nothing
+SHADOW_DIR = "shadow"
+
+
 def find_documents(paths: list[str | Path]) -> Found:
     """Expand PATHs into document files (sorted, deduplicated), the paths that do not exist, and the links
     inside a directory that lead out of it (not loaded: a dropped link must not read other files).
@@ -34,6 +38,7 @@ def find_documents(paths: list[str | Path]) -> Found:
     hidden directory. Named by the link, the same content is the same configuration (same digest) and a
     broken file keeps its last good content across the swap. Hidden entries (`..data`, the versioned
     directories) are not walked; two names leading to the same file load it once, under the first name.
+    Nor is the `shadow/` folder at the top of a directory: its documents are a candidate, judged apart.
     """
     found: dict[Path, None] = {}
     targets: set[Path] = set()
@@ -51,7 +56,9 @@ def find_documents(paths: list[str | Path]) -> Found:
         elif path.is_dir():
             root = path.resolve()
             for walked, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                # a config directory's `shadow/` holds candidate documents (gateway/runtime/shadow.py), not these
+                top = walked == str(path)
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (top and d == SHADOW_DIR))
                 for name in sorted(files):
                     candidate = Path(walked) / name
                     if not is_document(candidate):

@@ -17,6 +17,8 @@ class MetricName:
     kind: str  # counter | gauge | histogram
     labels: tuple[str, ...]
     help: str
+    # how `xgate run --workers N` combines the workers' samples into one series: sum, min or max
+    merge: str = "sum"
 
 
 MESSAGES = MetricName("xgate_messages_total", "counter", ("endpoint", "verdict"),
@@ -38,27 +40,34 @@ INFLIGHT = MetricName("xgate_inflight_messages", "gauge", ("endpoint",),
 DELIVERY_FAILURES = MetricName("xgate_delivery_failures_total", "counter", ("endpoint", "destination", "retriable"),
                                "Failed sends to a destination; retriable ones are retried with backoff.")
 ADAPTER_UP = MetricName("xgate_adapter_up", "gauge", ("endpoint", "role"),
-                        "1 while the route's adapter is connected (role: source or sink), else 0.")
+                        "1 while the route's adapter is connected (role: source or sink), else 0.", merge="min")
 UNDELIVERABLE = MetricName(
     "xgate_undeliverable_messages_total", "counter", ("endpoint", "destination", "cause"),
     "Messages a destination can never accept (cause: too-large, refused) that no dead-letter destination could "
     "hold either: acknowledged and dropped, each one logged.")
 DESTINATION_UP = MetricName("xgate_destination_up", "gauge", ("endpoint", "destination"),
-                            "0 while a route's destination has failed every send for a few seconds, else 1.")
+                            "0 while a route's destination has failed every send for a few seconds, else 1.",
+                            merge="min")
 ADAPTER_RECONNECTS = MetricName("xgate_adapter_reconnects_total", "counter", ("endpoint", "role"),
                                 "Times a route had to connect its adapters again after losing them.")
 RELOADS = MetricName("xgate_reloads_total", "counter", ("outcome",),
                      "Configuration reloads by outcome (applied, unchanged, failed).")
 LAST_RELOAD = MetricName("xgate_last_reload_success_timestamp_seconds", "gauge", (),
-                         "Unix time of the last configuration load that applied (startup included).")
+                         "Unix time of the last configuration load that applied (startup included).", merge="min")
 DEFINITIONS = MetricName("xgate_compiled_definitions", "gauge", (),
-                         "Message definitions in the active ruleset.")
-ROUTES = MetricName("xgate_routes", "gauge", (), "Routes running.")
-BUILD_INFO = MetricName("xgate_build_info", "gauge", ("version", "python"), "Always 1; the labels say what runs.")
+                         "Message definitions in the active ruleset.", merge="max")
+ROUTES = MetricName("xgate_routes", "gauge", (), "Routes running.", merge="min")
+BUILD_INFO = MetricName("xgate_build_info", "gauge", ("version", "python"), "Always 1; the labels say what runs.", merge="max")
+
+SHADOW_DISAGREEMENTS = MetricName(
+    "xgate_shadow_disagreements_total", "counter", ("endpoint", "active", "candidate", "messageid"),
+    "Messages the shadow candidate (the config directory's shadow/ documents) judged otherwise than the active "
+    "rules: active and candidate verdicts, and the message id the candidate (else the active rules) named.")
 
 ALL: tuple[MetricName, ...] = (MESSAGES, DEFINITION_MESSAGES, VIOLATIONS, ROUTED, VALIDATION_SECONDS,
                                END_TO_END_SECONDS, INFLIGHT, DELIVERY_FAILURES, UNDELIVERABLE, DESTINATION_UP,
-                               ADAPTER_UP, ADAPTER_RECONNECTS, RELOADS, LAST_RELOAD, DEFINITIONS, ROUTES, BUILD_INFO)
+                               ADAPTER_UP, ADAPTER_RECONNECTS, RELOADS, LAST_RELOAD, DEFINITIONS, ROUTES, BUILD_INFO,
+                               SHADOW_DISAGREEMENTS)
 
 
 def exported_series(metric: MetricName) -> tuple[str, ...]:

@@ -45,8 +45,13 @@ def parse_address(text: str) -> tuple[str, int]:
 class MetricsServer:
     def __init__(self, registry: CollectorRegistry, ready: Callable[[], tuple[bool, dict[str, bool]]],
                  address: str = DEFAULT_ADDRESS, access: MetricsSettings | None = None,
-                 registry_view: RegistryView | None = None, registry_settings: RegistrySettings | None = None) -> None:
+                 registry_view: RegistryView | None = None, registry_settings: RegistrySettings | None = None, *,
+                 exposition: Callable[[], Awaitable[bytes]] | None = None,
+                 extra_routes: Callable[[web.Application], None] | None = None) -> None:
         self.registry = registry
+        # `xgate run --workers N`: the supervisor's /metrics is the workers' combined, and its /registry theirs
+        self.exposition = exposition
+        self.extra_routes = extra_routes
         self.registry_view = registry_view
         self.registry_settings = registry_settings or RegistrySettings()
         own = self.registry_settings.address if registry_view is not None else None
@@ -64,7 +69,7 @@ class MetricsServer:
         return "https" if self.access.tls_cert else "http"
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        body = generate_latest(self.registry)
+        body = await self.exposition() if self.exposition is not None else generate_latest(self.registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def _healthz(self, request: web.Request) -> web.Response:
@@ -127,6 +132,8 @@ class MetricsServer:
                 own = web.Application(middlewares=[self._authenticate])
                 add_registry_routes(own, self.registry_view, prefix="", base_url=base_url)
                 self.registry_port = await self._serve(own, self.registry_host, self.registry_port, context)
+        if self.extra_routes is not None:
+            self.extra_routes(app)
         try:
             self.port = await self._serve(app, self.host, self.port, context)
             self._runner = self._runners[-1]

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from aiohttp import web
 
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, EndpointMismatch, GatewayError, ObserverRefused, Severity
@@ -28,6 +32,8 @@ from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
 from gateway.runtime.routes import endpoint_config, resolve_routes
+from gateway.runtime.shadow import load_shadow
+from gateway.runtime.workers import Supervisor, worker_access
 from gateway.settings import Settings, load_settings
 from protocol_adapters import registry
 from protocol_adapters.base import EndpointConfig
@@ -64,7 +70,11 @@ def _report(diagnostics: list[Diagnostic]) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    worker = "" if args.worker is None else f"[worker {args.worker}] "
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s {worker}%(name)s %(message)s")
+    if args.workers is not None and args.workers < 1:
+        print(f"xgate run: --workers must be at least 1, found {args.workers}", file=sys.stderr)
+        return EXIT_USAGE
     sources = RegistrySources()
     snapshot, ruleset, settings, diagnostics = _startup(args.config, sources)
     routes, problems = resolve_routes(snapshot.registry, settings)
@@ -77,8 +87,22 @@ def cmd_run(args: argparse.Namespace) -> int:
               "`xgate.route.*` labels to a source endpoint", file=sys.stderr)
         return EXIT_USAGE
     interval = args.summary if args.summary is not None else settings.runtime.summary_interval
-    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval)
     address = args.metrics_address if args.metrics_address is not None else settings.runtime.metrics_address
+    workers = args.workers if args.workers is not None else settings.runtime.workers
+    if args.worker is None and workers > 1:
+        return _supervise(args, workers, address, settings)
+    create_source = registry.create_source
+    if args.worker is not None:  # one of `--workers N`: share each source with the others, serve the supervisor
+        settings = replace(settings, metrics=worker_access())
+        create_source = functools.partial(_shared_source, args.worker)
+    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval,
+                    create_source=create_source)
+    engine.ref.shadow, shadow_problems = load_shadow(args.config, engine.metrics, settings.runtime.limits)
+    for problem in shadow_problems:
+        log.error("shadow candidate: %s", problem)
+    if engine.ref.shadow is not None:
+        log.info("shadow candidate: %d definitions from %s, judged beside the active rules (GET /shadow)",
+                 engine.ref.shadow.ruleset.definition_count, engine.ref.shadow.source)
     # /registry on the metrics address: the registry as loaded, updated on every reload
     view = RegistryView(snapshot, state_file(args.config, settings.registry.state_dir)) if address else None
     if not address and settings.registry.address:
@@ -110,7 +134,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if address:
                 server = await stack.enter_async_context(
                     MetricsServer(engine.metrics.registry, engine.ready, address, settings.metrics, view,
-                                  settings.registry))
+                                  settings.registry, extra_routes=functools.partial(_add_shadow_route, engine)))
                 log.info("metrics, health, readiness and registry on %s://%s:%d (/metrics /healthz /readyz "
                          "/registry)%s",
                          server.scheme, server.host, server.port,
@@ -144,6 +168,34 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"xgate run: {line}", file=sys.stderr)
         return EXIT_USAGE  # the configuration contradicts the broker: fix one or the other
     return EXIT_OK
+
+
+def _add_shadow_route(engine: Engine, app: web.Application) -> None:
+    async def shadow(request: web.Request) -> web.Response:
+        judge = engine.ref.shadow
+        return web.json_response(judge.view() if judge is not None else {"candidate": None},
+                                 dumps=lambda value: json.dumps(value, default=str))
+    app.router.add_get("/shadow", shadow)
+
+
+def _shared_source(worker: int, config: EndpointConfig) -> Any:
+    return registry.create_source(registry.share_source(config, worker))
+
+
+def _supervise(args: argparse.Namespace, workers: int, address: str, settings: Settings) -> int:
+    """`--workers N`: the configuration was checked above; N worker processes run it (gateway/runtime/workers.py)."""
+    passed: list[str] = []
+    if args.summary is not None:
+        passed += ["--summary", str(args.summary)]
+    if args.no_watch:
+        passed.append("--no-watch")
+    supervisor = Supervisor(args.config, workers, passed, address, settings.metrics,
+                            settings.runtime.drain_timeout, args.duration)
+    try:
+        return asyncio.run(supervisor.run())
+    except GatewayError as exc:
+        print(f"xgate run: {exc}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
@@ -253,6 +305,9 @@ def add_commands(commands: Any) -> None:
     run.add_argument("--metrics-address", metavar="HOST:PORT",
                      help="where /metrics /healthz /readyz listen (default 127.0.0.1:9464; '' turns it off)")
     run.add_argument("--no-watch", action="store_true", help="do not reload when files change (SIGHUP still does)")
+    run.add_argument("--workers", type=int, metavar="N",
+                     help="processes, each a full gateway, sharing every source (default: runtime.workers, 1)")
+    run.add_argument("--worker", type=int, help=argparse.SUPPRESS)  # set by the supervisor of --workers N
     run.set_defaults(handler=cmd_run)
 
     capture = commands.add_parser("capture", help="record live messages of an endpoint as recorded JSON lines")

@@ -22,6 +22,7 @@ from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
 from gateway.runtime.pipeline import Pipeline
 from gateway.runtime.routes import Route
+from gateway.runtime.shadow import ShadowJudge
 from gateway.runtime.stats import GatewayStats
 from protocol_adapters import registry
 from protocol_adapters.base import EndpointConfig
@@ -30,10 +31,12 @@ log = logging.getLogger("xgate.engine")
 
 
 class RulesetRef:
-    """The one reference the hot path reads; a reload replaces `ruleset` in a single assignment."""
+    """The one reference the hot path reads; a reload replaces `ruleset` in a single assignment. `shadow` is the
+    candidate judged beside it (gateway/runtime/shadow.py), None when there is none."""
 
     def __init__(self, ruleset: Ruleset) -> None:
         self.ruleset = ruleset
+        self.shadow: ShadowJudge | None = None
 
 
 @dataclass

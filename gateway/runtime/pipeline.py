@@ -33,6 +33,7 @@ from gateway.runtime.health import DestinationHealth
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, Decision, decide
 from gateway.runtime.routes import Route
+from gateway.runtime.shadow import ShadowJudge
 from gateway.runtime.stats import RouteStats
 from gateway.verdict import Outcome, Rule, Verdict, Violation, truncate
 from protocol_adapters.base import Delivery, EndpointConfig
@@ -52,6 +53,7 @@ class RulesetHolder(Protocol):
     """One reference the hot path reads per message; a reload swaps it."""
 
     ruleset: Ruleset
+    shadow: ShadowJudge | None
 
 
 def backoff_delays(initial: float = BACKOFF_INITIAL, ceiling: float = BACKOFF_MAX) -> Any:
@@ -167,6 +169,10 @@ class Pipeline:
         settled = 0  # messages at the front of the batch already acknowledged or released
         try:
             judged = [self._judge(envelope) for envelope in batch]
+            shadow = self.holder.shadow
+            if shadow is not None:  # a candidate judged beside the active rules: counted, routes nothing
+                shadow.judge(self.route.source.endpoint_id,
+                             [(item.envelope, item.verdict) for item in judged if item.verdict is not None])
             # each destination's share of the batch, in arrival order, delivered concurrently
             shares: dict[str, tuple[EndpointConfig, list[tuple[_Judged, Verdict]]]] = {}
             for item in judged:

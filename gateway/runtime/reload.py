@@ -34,6 +34,7 @@ from gateway.metrics import names
 from gateway.runtime import heap
 from gateway.runtime.engine import Engine
 from gateway.runtime.routes import resolve_routes
+from gateway.runtime.shadow import load_shadow
 from gateway.settings import SETTINGS_FILES, Settings, load_settings
 
 log = logging.getLogger("xgate.reload")
@@ -114,8 +115,19 @@ class Reloader:
         async with self._lock:
             return await self._reload(reason)
 
+    async def _reload_shadow(self) -> None:
+        """The shadow candidate follows `DIR/shadow/`: compiled again on every reload, gone with the folder."""
+        judge, problems = await asyncio.to_thread(load_shadow, self.config_dir, self.engine.metrics, self.limits)
+        for problem in problems:
+            log.error("reload: shadow candidate: %s", problem)
+        current = self.engine.ref.shadow
+        if judge is not None and current is not None and judge.ruleset.digest == current.ruleset.digest:
+            return  # unchanged: keep its counts and latest disagreements
+        self.engine.ref.shadow = judge
+
     async def _reload(self, reason: str) -> str:
         metrics = self.engine.metrics
+        await self._reload_shadow()
         settings, settings_problems = load_settings(self.config_dir)
         settings_digest = _settings_digest(self.config_dir)
         if settings_problems:

@@ -42,6 +42,7 @@ from gateway.recorded import envelope_from_record
 from gateway.runtime.engine import Engine
 from gateway.runtime.replay import Replayer
 from gateway.runtime.routes import Route, endpoint_config, resolve_routes
+from gateway.runtime.shadow import ShadowJudge, load_shadow
 from gateway.settings import Settings, load_settings
 from gateway.testing.traffic import records
 from protocol_adapters import registry as adapters
@@ -156,6 +157,21 @@ def _explain_latest(dead: DeadLetters) -> list[str]:
     return lines
 
 
+def _shadow_lines(shadow: ShadowJudge | None) -> list[str]:
+    """The shadow candidate's panel: what promoting config/demo/shadow/ would change (GET /shadow in full)."""
+    if shadow is None:
+        return []
+    lines = ["", f"shadow candidate ({shadow.source}, {shadow.ruleset.definition_count} definitions): "
+                 f"{shadow.disagreements:,} of {shadow.judged:,} judged messages would get another verdict"]
+    if shadow.latest:
+        latest = shadow.latest[-1]
+        active, candidate = latest["active"], latest["candidate"]
+        reasons = "; ".join(f"{v['rule']} at {v['path']}" for v in candidate.get("violations", [])[:2])
+        lines.append(f"  latest: {latest['endpoint']} {active['verdict']} -> {candidate['verdict']}"
+                     f" {candidate.get('messageid') or ''} ({reasons})")
+    return lines
+
+
 class Summary:
     def __init__(self, engine: Engine, dead: DeadLetters, metrics_url: str, config: str) -> None:
         self.engine, self.dead, self.metrics_url, self.config = engine, dead, metrics_url, config
@@ -197,6 +213,7 @@ class Summary:
         lines += [f"  {count:>7,}  {what}" for what, count in self.dead.violations.most_common(5)] or ["  (none yet)"]
         lines += ["", "latest dead-lettered message, and the reason it carries in its xgate-* headers:"]
         lines += _explain_latest(self.dead)
+        lines += _shadow_lines(self.engine.ref.shadow)
         return "\n".join(lines)
 
     def _problems(self) -> list[str]:
@@ -308,6 +325,9 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout)
+    engine.ref.shadow, problems = load_shadow(args.config, engine.metrics)  # config/demo/shadow/: a tightened copy
+    for problem in problems:
+        print(f"shadow candidate: {problem}", file=sys.stderr)
     dead = DeadLetters()
     interactive = sys.stdout.isatty()
     async with contextlib.AsyncExitStack() as stack:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gateway.errors import ObserverRefused
-from protocol_adapters.amqp.options import AmqpOptions, build_options
+from protocol_adapters.amqp.options import AmqpOptions, build_options, share_source
 from protocol_adapters.amqp.sink import AmqpSink
 from protocol_adapters.amqp.source import AmqpSource
 from protocol_adapters.base import EndpointConfig
@@ -24,4 +24,5 @@ def create_sink(config: EndpointConfig) -> AmqpSink:
     return AmqpSink(build_options(config))
 
 
-__all__ = ["AmqpOptions", "AmqpSink", "AmqpSource", "build_options", "create_sink", "create_source"]
+__all__ = ["AmqpOptions", "AmqpSink", "AmqpSource", "build_options", "create_sink", "create_source",
+           "share_source"]

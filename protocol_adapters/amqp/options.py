@@ -174,3 +174,9 @@ def build_options(config: EndpointConfig) -> AmqpOptions:
 
 # the same options serve both link roles
 source_options = sink_options = build_options
+
+
+def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
+    """`xgate run --workers N`: receivers attached to one queue compete for its messages (each message goes to
+    one of them), so every worker attaches as it is."""
+    return config

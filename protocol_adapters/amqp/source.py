@@ -192,6 +192,11 @@ class AmqpSource:
             self._changed.clear()
             await self._changed.wait()
 
+    def take_ready(self, limit: int) -> list[Envelope]:
+        """Deliveries already received (within the credit window), without waiting: one batch for the pipeline."""
+        buffer = self._buffer
+        return [buffer.popleft() for _ in range(min(limit, len(buffer)))]
+
     async def ack(self, envelope: Envelope, delivery: Outcome | None = None) -> None:
         self._settle(envelope, Delivery.ACCEPTED)
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from protocol_adapters.http.options import HttpSinkOptions, HttpSourceOptions, sink_options, source_options
+from protocol_adapters.http.options import (
+           HttpSinkOptions,
+           HttpSourceOptions,
+           share_source,
+           sink_options,
+           source_options,
+)
 from protocol_adapters.http.sink import HttpSink, create_sink
 from protocol_adapters.http.source import HttpSource, create_source
 
 __all__ = ["HttpSink", "HttpSinkOptions", "HttpSource", "HttpSourceOptions", "create_sink", "create_source",
-           "sink_options", "source_options"]
+           "share_source", "sink_options", "source_options"]

@@ -28,7 +28,8 @@ Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 name
 
 Read from `config.extra` (gateway settings or the environment, never documents): `apikey` (the API key value;
 required when `apikeyname` is set), `listen` (`HOST:PORT` the source binds instead of the uri's, for a public
-uri behind a proxy). TLS from `config.tls`: the source serves https with `cert_file`/`key_file` and requires
+uri behind a proxy), `reuseport` (bind with SO_REUSEPORT; `xgate run --workers N` sets it).
+TLS from `config.tls`: the source serves https with `cert_file`/`key_file` and requires
 client certificates signed by `ca_file` when one is given; the sink verifies the server with `ca_file` (or the
 system store) unless `verify` is false, and presents `cert_file`/`key_file` when given.
 """
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -71,6 +72,7 @@ class HttpSourceOptions:
     respond: str
     api_key: ApiKey | None
     allowed_origins: frozenset[str] | None  # None: any origin
+    reuse_port: bool = False  # SO_REUSEPORT: set by `xgate run --workers N` (share_source), never by documents
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +207,7 @@ def source_options(config: EndpointConfig) -> HttpSourceOptions:
         respond=respond,
         api_key=_api_key(config),
         allowed_origins=_origins(config),
+        reuse_port=config.extra.get("reuseport") is True,
     )
 
 
@@ -260,3 +263,9 @@ def sink_options(config: EndpointConfig) -> HttpSinkOptions:
         api_key=_api_key(config),
         basic_auth=basic,
     )
+
+
+def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
+    """`xgate run --workers N`: every worker listens on the same address with SO_REUSEPORT, and the kernel
+    spreads incoming connections over them."""
+    return replace(config, extra={**config.extra, "reuseport": True})

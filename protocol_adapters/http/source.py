@@ -77,7 +77,8 @@ class HttpSource:
         # no access log: nothing is logged per message
         runner = web.ServerRunner(web.Server(self._handle, access_log=None), shutdown_timeout=5.0)
         await runner.setup()
-        site = web.TCPSite(runner, options.host, options.port, ssl_context=options.ssl)
+        site = web.TCPSite(runner, options.host, options.port, ssl_context=options.ssl,
+                           reuse_port=options.reuse_port or None)
         try:
             await site.start()
         except OSError as exc:

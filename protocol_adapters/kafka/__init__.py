@@ -6,11 +6,11 @@ import secrets
 from dataclasses import replace
 
 from protocol_adapters.base import EndpointConfig
-from protocol_adapters.kafka.options import sink_options, source_options
+from protocol_adapters.kafka.options import share_source, sink_options, source_options
 from protocol_adapters.kafka.sink import KafkaSink
 from protocol_adapters.kafka.source import KafkaSource
 
-__all__ = ["KafkaSink", "KafkaSource", "create_observer", "create_sink", "create_source"]
+__all__ = ["KafkaSink", "KafkaSource", "create_observer", "create_sink", "create_source", "share_source"]
 
 
 def create_source(config: EndpointConfig) -> KafkaSource:

@@ -267,4 +267,10 @@ def _reader(config: EndpointConfig) -> OptionReader:
 
 
 __all__ = ["Connection", "KafkaSinkOptions", "KafkaSourceOptions", "OptionError", "sink_options", "source_options",
-           "ssl_context"]
+           "share_source", "ssl_context"]
+
+
+def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
+    """`xgate run --workers N`: every worker joins the endpoint's consumer group (`consumergroup`, default
+    `xgate-<endpoint id>`), so Kafka already hands each partition to one worker; nothing to change."""
+    return config

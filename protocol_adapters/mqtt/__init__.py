@@ -6,12 +6,12 @@ import secrets
 from dataclasses import replace
 
 from protocol_adapters.base import EndpointConfig
-from protocol_adapters.mqtt.options import MqttOptions, build_options
+from protocol_adapters.mqtt.options import MqttOptions, build_options, share_source
 from protocol_adapters.mqtt.sink import MqttSink, create_sink
 from protocol_adapters.mqtt.source import MqttSource, create_source
 
 __all__ = ["MqttOptions", "MqttSink", "MqttSource", "build_options", "create_observer", "create_sink",
-           "create_source"]
+           "create_source", "share_source"]
 
 
 def create_observer(config: EndpointConfig) -> MqttSource:

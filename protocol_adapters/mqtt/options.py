@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -278,3 +278,13 @@ class TlsAlerts:
     def _on_log(self, client: mqtt.Client, userdata: Any, level: int, text: str) -> None:
         if level == mqtt.MQTT_LOG_ERR and "[SSL: " in text and "ALERT" in text:
             self.alert = text.split("[SSL: ", 1)[1].split("]", 1)[0]
+
+
+def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
+    """`xgate run --workers N`: the workers subscribe as one shared subscription (`$share/<group>/<filter>`, the
+    endpoint's `sharedsubscriptiongroup` or `xgate-<endpoint id>`), each with a session of its own (`clientid`
+    suffixed `-w<worker>`), so the broker hands each message to one worker."""
+    group = _lookup(config, "sharedsubscriptiongroup") or f"xgate-{config.endpoint_id}"
+    client_id = str(_lookup(config, "clientid") or f"xgate-{config.endpoint_id}")
+    options = {**config.options, "sharedsubscriptiongroup": group, "clientid": f"{client_id}-w{worker}"}
+    return replace(config, options=options)

@@ -133,6 +133,14 @@ class MqttSource:
             self._arrived.clear()
             await self._arrived.wait()
 
+    def take_ready(self, limit: int) -> list[Envelope]:
+        """Messages already received, without waiting: the pipeline judges and delivers them as one batch."""
+        ready = self._ready
+        taken = [ready.popleft() for _ in range(min(limit, len(ready)))]
+        if taken and self._paused and len(ready) <= self._low:
+            self._resume_reading()
+        return taken
+
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
         ticket = envelope.ack
         if not isinstance(ticket, _Ticket) or ticket.settled:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -201,3 +201,12 @@ def sink_options(config: EndpointConfig) -> NatsOptions:
     if any(token in ("*", ">") for token in options.subject.split(".")) or any(c.isspace() for c in options.subject):
         raise _invalid(config, f"sink subject {options.subject!r} may not contain wildcards or spaces", "subject")
     return options
+
+
+def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
+    """`xgate run --workers N`: in JetStream mode every worker pulls from the same durable consumer (`durable`),
+    which hands each message to one puller; in core mode the workers subscribe in one queue group (the
+    endpoint's `queuegroup` or `xgate-<endpoint id>`)."""
+    if _reader(config).value("stream") is not None or _text(config, "queuegroup"):
+        return config
+    return replace(config, options={**config.options, "queuegroup": f"xgate-{config.endpoint_id}"})

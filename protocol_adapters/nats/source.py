@@ -194,6 +194,11 @@ class _Buffer:
             self.items.extend(msgs)
             self._changed.notify_all()
 
+    def take(self, limit: int) -> list[Msg]:
+        """Up to `limit` messages already here, without waiting; the fetcher learns of the room at the next get."""
+        items = self.items
+        return [items.popleft() for _ in range(min(limit, len(items)))]
+
     async def get(self) -> Msg | None:
         """The next message; None once closed and empty."""
         async with self._changed:
@@ -281,6 +286,16 @@ class NatsSource:
             if jetstream:
                 unacked[msg.reply] = msg
             yield envelope_from_msg(msg, endpoint, jetstream=jetstream)
+
+    def take_ready(self, limit: int) -> list[Envelope]:
+        """Messages already fetched, without waiting: the pipeline judges and delivers them as one batch."""
+        endpoint, jetstream, unacked = self.options.endpoint_id, self.options.jetstream, self._unacked
+        taken = []
+        for msg in self._buffer.take(limit):
+            if jetstream:
+                unacked[msg.reply] = msg
+            taken.append(envelope_from_msg(msg, endpoint, jetstream=jetstream))
+        return taken
 
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
         msg = self._unacked.pop(getattr(envelope.ack, "reply", ""), None)

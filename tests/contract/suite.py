@@ -130,6 +130,42 @@ class ContractSuite:
         first, second = run(scenario)
         assert harness.comparable(first) == harness.comparable(second)
 
+    def test_take_ready_hands_over_what_arrived_without_waiting(self, harness: Harness) -> None:
+        """Batches: what the source already holds comes out of `take_ready` at once, each message once, and
+        is acknowledged like an iterated one (nothing of it is delivered again)."""
+        config = harness.config("batch")
+        sent = [harness.sample(i) for i in range(40)]
+
+        async def scenario() -> tuple[list[Envelope], int, list[Envelope]]:
+            got: list[Envelope] = []
+            batches = 0
+            async with harness.create_source(config) as source:
+                take_ready = getattr(source, "take_ready", None)
+                if harness.protocol == "HTTP":
+                    pytest.skip("an HTTP request is one message: the webhook hands over one at a time")
+                assert take_ready is not None, f"{harness.protocol} source cannot hand over a batch"
+                await publish(harness, config, sent)
+                iterator = source.__aiter__()
+                async with asyncio.timeout(WAIT):
+                    while len(got) < len(sent):
+                        got.append(await iterator.__anext__())
+                        await asyncio.sleep(0.05)  # let more arrive: take_ready must not wait for any
+                        more = take_ready(len(sent))
+                        batches += bool(more)
+                        got += more
+                assert take_ready(10) == []  # nothing left: an empty list at once, never a wait
+                for envelope in got:
+                    await source.ack(envelope)
+            again: list[Envelope] = []
+            if harness.at_least_once:
+                async with harness.create_source(config) as source:
+                    again = await take(source, 1, timeout=2.0)
+            return got, batches, again
+        got, batches, again = run(scenario)
+        assert sorted(map(repr, map(harness.comparable, got))) == sorted(map(repr, map(harness.comparable, sent)))
+        assert batches >= 1, "every message came one at a time: take_ready never handed over a batch"
+        assert again == [], "a message handed over by take_ready and acknowledged was delivered again"
+
     def test_stop_ends_iteration(self, harness: Harness) -> None:
         config = harness.config("stop")
 

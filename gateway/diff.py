@@ -1,0 +1,118 @@
+"""`xgate diff`: what a new contract would change, judged on the traffic you already have.
+
+The same recorded messages are judged under the registry in force (OLD) and
+a candidate (NEW), with the same compiler the gateway runs. Every message
+whose verdict changes is counted in one of three kinds of change, grouped
+by the definition and rule that explain it:
+
+- tightened: conformant under OLD, not under NEW (the new violations say why);
+- loosened: not conformant under OLD, conformant under NEW;
+- renamed: conformant under both, but as another message definition.
+
+A change of the violations of a message that fails under both is not a
+change of verdict and is not reported. `tightened` decides the exit code, so
+a CI job can refuse a contract change that would dead-letter traffic.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from gateway.verdict import Verdict
+
+EXAMPLES_KEPT = 3
+
+
+class Change(Enum):
+    TIGHTENED = "tightened"
+    LOOSENED = "loosened"
+    RENAMED = "renamed"
+
+
+def _name(verdict: Verdict) -> str:
+    if verdict.messageid is None:
+        return "(no definition)"
+    return f"{verdict.messagegroupid}/{verdict.messageid}"
+
+
+def change_of(old: Verdict, new: Verdict) -> Change | None:
+    if old.conformant and not new.conformant:
+        return Change.TIGHTENED
+    if new.conformant and not old.conformant:
+        return Change.LOOSENED
+    if old.conformant and (old.messagegroupid, old.messageid) != (new.messagegroupid, new.messageid):
+        return Change.RENAMED
+    return None
+
+
+def _group_key(change: Change, old: Verdict, new: Verdict) -> tuple[str, str, str]:
+    """(change, definition, rule): the definition the change is about, and the rule that explains it."""
+    if change is Change.TIGHTENED:
+        rule = ",".join(sorted({v.rule.value for v in new.violations})) or "-"
+        return change.value, _name(new) if new.messageid else _name(old), rule
+    if change is Change.LOOSENED:
+        rule = ",".join(sorted({v.rule.value for v in old.violations})) or "-"
+        return change.value, _name(new), f"was {rule}"
+    return change.value, f"{_name(old)} -> {_name(new)}", "-"
+
+
+@dataclass
+class Group:
+    count: int = 0
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class DiffReport:
+    total: int = 0
+    changes: Counter[str] = field(default_factory=Counter)
+    groups: dict[tuple[str, str, str], Group] = field(default_factory=dict)
+
+    def add(self, number: int, old: Verdict, new: Verdict) -> None:
+        self.total += 1
+        change = change_of(old, new)
+        if change is None:
+            return
+        self.changes[change.value] += 1
+        group = self.groups.setdefault(_group_key(change, old, new), Group())
+        group.count += 1
+        if len(group.examples) < EXAMPLES_KEPT:
+            group.examples.append({"line": number, "old": old.as_dict(), "new": new.as_dict()})
+
+    @property
+    def tightened(self) -> int:
+        return self.changes[Change.TIGHTENED.value]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"messages": self.total,
+                "changed": {change.value: self.changes[change.value] for change in Change},
+                "groups": [{"change": change, "definition": definition, "rule": rule, "count": group.count,
+                            "examples": group.examples}
+                           for (change, definition, rule), group in self._ordered()]}
+
+    def render(self) -> str:
+        lines = [f"messages: {self.total}"]
+        lines += [f"  {change.value:<10} {self.changes[change.value]:>8}" for change in Change]
+        if self.groups:
+            width = max(len(definition) for (_, definition, _), _ in self._ordered())
+            lines.append("by change, definition and rule:")
+            for (change, definition, rule), group in self._ordered():
+                lines.append(f"  {change:<10} {definition:<{width}} {rule:<24} {group.count:>8}  "
+                             f"(lines {', '.join(str(e['line']) for e in group.examples)})")
+        return "\n".join(lines)
+
+    def _ordered(self) -> list[tuple[tuple[str, str, str], Group]]:
+        return sorted(self.groups.items(), key=lambda item: ([c.value for c in Change].index(item[0][0]),
+                                                             -item[1].count, item[0]))
+
+
+def compare(pairs: Iterable[tuple[Verdict, Verdict]]) -> DiffReport:
+    """The report for (old verdict, new verdict) pairs of the same messages, numbered from 1 in order."""
+    report = DiffReport()
+    for number, (old, new) in enumerate(pairs, 1):
+        report.add(number, old, new)
+    return report

@@ -1,0 +1,223 @@
+"""`xgate run --workers N`: N worker processes, each a full gateway, under one supervisor.
+
+Python runs one core per process, so the way to use every core is more
+processes, each with its own event loop, pipelines and adapters. The
+workers share each source by the protocol's own means
+(`protocol_adapters.registry.share_source`: a Kafka consumer group, an MQTT
+shared subscription, a NATS queue group or shared durable consumer,
+competing AMQP receivers, SO_REUSEPORT for the webhook), so every message
+reaches one worker and a worker that dies hands its share to the others
+through the broker, as a second gateway in the same group would.
+
+The supervisor judges nothing. It serves the operator's metrics address:
+`/metrics` is every worker's exposition combined (gateway.metrics.merge),
+`/readyz` is ready when every worker is, `/registry` is answered by a ready
+worker. Each worker serves those on a private loopback port, behind a
+password made per run. SIGTERM/SIGINT go to every worker, each drains as
+one gateway does; SIGHUP too (each worker also watches the config
+directory itself, so one reload reaches all). A worker that exits while
+the gateway is not stopping is started again, with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from prometheus_client import CollectorRegistry
+
+from gateway.metrics.merge import merge_expositions
+from gateway.metrics.server import MetricsServer
+from gateway.settings import MetricsSettings
+
+log = logging.getLogger("xgate.workers")
+
+WORKER_USER = "xgate-supervisor"
+SECRET_ENV = "XGATE_WORKER_SECRET"  # the password of the workers' private servers, made per run
+EXIT_USAGE = 2
+POLL_SECONDS = 1.0
+RESTART_MAX_SECONDS = 30.0
+# past the drain timeout, what a worker is still doing is cut off: its unsettled messages stay at the source
+STOP_GRACE_SECONDS = 10.0
+
+
+def worker_access() -> MetricsSettings:
+    """The access rule of a worker's private server: only its supervisor, with this run's password."""
+    return MetricsSettings(username=WORKER_USER, password=os.environ[SECRET_ENV], probes_need_auth=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class _Worker:
+    index: int
+    port: int = field(default_factory=_free_port)
+    process: asyncio.subprocess.Process | None = None
+    ready: bool = False
+    sources: dict[str, bool] = field(default_factory=dict)
+    became_ready: bool = False  # at least once: an early exit 2 is a configuration the worker refuses
+    exit_code: int | None = None
+
+
+class Supervisor:
+    def __init__(self, config_dir: str, count: int, worker_args: list[str], address: str,
+                 access: MetricsSettings, drain_timeout: float, duration: float | None = None) -> None:
+        self.config_dir = config_dir
+        self.workers = [_Worker(index) for index in range(count)]
+        self.worker_args = worker_args
+        self.address = address
+        self.access = access
+        self.drain_timeout = drain_timeout
+        self.duration = duration
+        self._secret = secrets.token_urlsafe(24)
+        self._auth = "Basic " + base64.b64encode(f"{WORKER_USER}:{self._secret}".encode()).decode()
+        self._stopping = asyncio.Event()
+        self._refused = False  # a worker refused the configuration at startup: stop them all, exit 2
+        self._http: aiohttp.ClientSession | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self._stopping.set)
+        loop.add_signal_handler(signal.SIGHUP, self._signal_all, signal.SIGHUP)
+        if self.duration:
+            loop.call_later(self.duration, self._stopping.set)
+        log.info("starting %d workers (private ports %s)", len(self.workers),
+                 ", ".join(str(worker.port) for worker in self.workers))
+        async with contextlib.AsyncExitStack() as stack:
+            self._http = await stack.enter_async_context(aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=5), headers={"Authorization": self._auth}))
+            if self.address:
+                await stack.enter_async_context(MetricsServer(
+                    CollectorRegistry(auto_describe=False), self._ready, self.address, self.access,
+                    exposition=self._exposition, extra_routes=self._add_registry_proxy))
+            async with asyncio.TaskGroup() as group:
+                for worker in self.workers:
+                    group.create_task(self._keep_running(worker))
+                poller = group.create_task(self._poll())
+                await self._stopping.wait()
+                await self._stop_all()
+                poller.cancel()
+        if self._refused:
+            return EXIT_USAGE
+        return 0 if all(worker.exit_code == 0 for worker in self.workers) else 1
+
+    def _signal_all(self, signum: int) -> None:
+        for worker in self.workers:
+            if worker.process is not None and worker.process.returncode is None:
+                worker.process.send_signal(signum)
+
+    async def _keep_running(self, worker: _Worker) -> None:
+        """Start the worker, and start it again whenever it exits while the gateway is not stopping."""
+        delay = 1.0
+        while not self._stopping.is_set():
+            worker.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "gateway.cli", "run", "--config", self.config_dir,
+                "--worker", str(worker.index), "--metrics-address", f"127.0.0.1:{worker.port}", *self.worker_args,
+                env={**os.environ, SECRET_ENV: self._secret})
+            code = await worker.process.wait()
+            worker.exit_code, worker.ready = code, False
+            if self._stopping.is_set():
+                return
+            if code == EXIT_USAGE and not worker.became_ready:
+                log.error("worker %d refused the configuration (exit 2); stopping", worker.index)
+                self._refused = True
+                self._stopping.set()
+                return
+            log.warning("worker %d exited with code %s; starting it again in %.0f s", worker.index, code, delay)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._stopping.wait()
+            delay = min(delay * 2, RESTART_MAX_SECONDS)
+
+    async def _stop_all(self) -> None:
+        """SIGTERM to every worker; each drains within the drain timeout; one that outlives it is killed."""
+        self._signal_all(signal.SIGTERM)
+        running = [w.process for w in self.workers if w.process is not None and w.process.returncode is None]
+        if not running:
+            return
+        _, pending = await asyncio.wait([asyncio.create_task(p.wait()) for p in running],
+                                           timeout=self.drain_timeout + STOP_GRACE_SECONDS)
+        for process in running:
+            if process.returncode is None:
+                log.error("worker pid %d did not stop in time; killed (its unsettled messages stay at the source)",
+                          process.pid)
+                process.kill()
+        if pending:
+            await asyncio.wait(pending)
+        for worker in self.workers:
+            if worker.process is not None:
+                worker.exit_code = worker.process.returncode
+
+    # -- what the operator's address serves ----------------------------------------------------------
+    async def _get(self, worker: _Worker, path: str) -> tuple[int, bytes] | None:
+        assert self._http is not None
+        try:
+            async with self._http.get(f"http://127.0.0.1:{worker.port}{path}") as response:
+                return response.status, await response.read()
+        except (TimeoutError, aiohttp.ClientError):
+            return None
+
+    async def _poll(self) -> None:
+        """Readiness of every worker, once a second (what /readyz answers from)."""
+        while True:
+            for worker, answer in zip(self.workers, await asyncio.gather(
+                    *(self._get(worker, "/readyz") for worker in self.workers))):
+                worker.ready = answer is not None and answer[0] == 200
+                worker.became_ready |= worker.ready
+                with contextlib.suppress(ValueError, TypeError, AttributeError):
+                    worker.sources = json.loads(answer[1])["sources"] if answer is not None else {}
+            await asyncio.sleep(POLL_SECONDS)
+
+    def _ready(self) -> tuple[bool, dict[str, bool]]:
+        sources: dict[str, bool] = {}
+        for worker in self.workers:
+            for source, up in worker.sources.items():
+                sources[source] = sources.get(source, True) and bool(up)
+        return all(worker.ready for worker in self.workers), sources
+
+    async def _exposition(self) -> bytes:
+        answers = await asyncio.gather(*(self._get(worker, "/metrics") for worker in self.workers))
+        return merge_expositions(body.decode() for answer in answers if answer is not None
+                                 for status, body in (answer,) if status == 200)
+
+    def _add_registry_proxy(self, app: web.Application) -> None:
+        app.router.add_route("*", "/registry", self._proxy)
+        app.router.add_route("*", "/registry/{tail:.*}", self._proxy)
+        app.router.add_get("/shadow", self._proxy)  # one worker's latest disagreements; /metrics counts all
+
+    async def _proxy(self, request: web.Request) -> web.Response:
+        """/registry from a ready worker (they all serve the same registry), keeping the client's Host."""
+        assert self._http is not None
+        for worker in sorted(self.workers, key=lambda w: not w.ready):
+            headers: dict[str, Any] = {"Host": request.host}
+            if "Accept" in request.headers:
+                headers["Accept"] = request.headers["Accept"]
+            try:
+                async with self._http.request(request.method, f"http://127.0.0.1:{worker.port}{request.path_qs}",
+                                              headers=headers, data=await request.read()) as response:
+                    body = await response.read()
+                    kept = {k: v for k, v in response.headers.items()
+                            if k.lower() not in ("content-length", "transfer-encoding", "connection", "date",
+                                                 "server", "www-authenticate")}
+                    return web.Response(status=response.status, body=body, headers=kept)
+            except (TimeoutError, aiohttp.ClientError):
+                continue
+        return web.Response(status=503, text="no worker is answering\n")

@@ -1,0 +1,61 @@
+"""`xgate run --workers N`: each protocol shares a source between workers by its own means."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol_adapters import registry
+from protocol_adapters.base import EndpointConfig
+from protocol_adapters.http.options import source_options as http_source_options
+from protocol_adapters.mqtt.options import build_options as mqtt_options
+from protocol_adapters.nats.options import source_options as nats_source_options
+
+
+def _config(protocol: str, uri: str, **options: object) -> EndpointConfig:
+    return EndpointConfig("orders.in", protocol, (uri,), options)
+
+
+def test_mqtt_workers_subscribe_as_one_shared_subscription_with_sessions_of_their_own() -> None:
+    config = _config("MQTT/5.0", "mqtt://127.0.0.1:1883", topic_name="orders/#")
+    first, second = (mqtt_options(registry.share_source(config, worker)) for worker in (0, 1))
+    assert first.topic_filters == second.topic_filters == ("$share/xgate-orders.in/orders/#",)
+    assert first.client_id != second.client_id
+    assert mqtt_options(config).topic_filters == ("orders/#",)  # one process: a plain subscription
+
+
+def test_mqtt_keeps_the_operators_group_and_client_id() -> None:
+    config = _config("MQTT/3.1.1", "mqtt://127.0.0.1:1883", topic_name="t", sharedsubscriptiongroup="ops",
+                     clientid="edge")
+    options = mqtt_options(registry.share_source(config, 1))
+    assert options.topic_filters == ("$share/ops/t",) and options.client_id == "edge-w1"
+
+
+def test_core_nats_workers_join_one_queue_group() -> None:
+    config = _config("NATS", "nats://127.0.0.1:4222", subject="orders.>")
+    assert nats_source_options(registry.share_source(config, 0)).queue_group == "xgate-orders.in"
+    assert nats_source_options(config).queue_group == ""
+
+
+def test_jetstream_workers_pull_from_the_same_durable_consumer() -> None:
+    config = _config("NATS", "nats://127.0.0.1:4222", subject="orders.>", stream="ORDERS")
+    durables = {nats_source_options(registry.share_source(config, worker)).durable for worker in (0, 1)}
+    assert durables == {nats_source_options(config).durable}
+
+
+def test_webhook_workers_bind_with_reuse_port() -> None:
+    config = _config("HTTP", "http://127.0.0.1:8080/events")
+    assert http_source_options(registry.share_source(config, 0)).reuse_port
+    assert not http_source_options(config).reuse_port
+
+
+@pytest.mark.parametrize("protocol,uri", [("KAFKA", "tcp://127.0.0.1:9092"), ("AMQP/1.0", "amqp://127.0.0.1:5672")])
+def test_consumer_groups_and_competing_receivers_need_no_change(protocol: str, uri: str) -> None:
+    config = _config(protocol, uri, topic="orders", node="/queue/orders")
+    assert registry.share_source(config, 1) == config
+
+
+def test_a_protocol_that_cannot_share_says_so() -> None:
+    from gateway.errors import GatewayError
+
+    with pytest.raises(GatewayError, match="--workers 1"):
+        registry.share_source(_config("MEMORY", "memory://x"), 1)

@@ -1,0 +1,165 @@
+"""Shadow rules: a candidate in DIR/shadow/ is judged beside the active rules on live traffic, routes nothing,
+and counts the same changes `xgate diff` reports for the same messages."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from gateway.compiler import compile_registry
+from gateway.diff import compare
+from gateway.envelope import Envelope
+from gateway.loader import load_snapshot
+from gateway.metrics import names
+from gateway.runtime.engine import Engine
+from gateway.runtime.reload import Reloader
+from gateway.runtime.routes import Route
+from gateway.runtime.shadow import LATEST_KEPT, load_shadow
+from gateway.settings import load_settings
+from gateway.testing import memory
+from protocol_adapters.base import EndpointConfig
+
+_brokers = itertools.count()
+SCHEMA = {"type": "object", "required": ["v"], "properties": {"v": {"type": "integer", "maximum": 1000}}}
+ACTIVE = {"endpoints": {"in": {"usage": ["consumer"], "protocol": "KAFKA", "envelope": "CloudEvents/1.0",
+                               "messages": {"reading": {
+                                   "envelope": "CloudEvents/1.0",
+                                   "envelopemetadata": {"type": {"value": "com.example.reading"}},
+                                   "dataschemaformat": "JsonSchema/draft-07", "dataschema": SCHEMA}}}}}
+
+
+def _candidate() -> dict[str, Any]:
+    """The same definition tightened twice: a lower maximum, and a `region` extension now required."""
+    document = copy.deepcopy(ACTIVE)
+    reading = document["endpoints"]["in"]["messages"]["reading"]
+    reading["dataschema"]["properties"]["v"]["maximum"] = 100
+    reading["envelopemetadata"]["region"] = {"type": "string", "required": True}
+    return document
+
+
+def message(number: int) -> Envelope:
+    """Every message conforms to the active rules; the candidate refuses v > 100 and a missing region."""
+    headers = [("ce_specversion", b"1.0"), ("ce_id", str(number).encode()), ("ce_source", b"/s"),
+               ("ce_type", b"com.example.reading"), ("content-type", b"application/json")]
+    if number % 3:
+        headers.append(("ce_region", b"eu"))
+    return Envelope("KAFKA", {"topic": "in", "key": f"k{number}".encode(), "headers": headers},
+                    json.dumps({"v": number * 7 % 500}).encode())
+
+
+def _expected_disagreements(envelopes: list[Envelope]) -> int:
+    """From what each message was made to be: missing region or a value over 100."""
+    return sum(1 for n, e in enumerate(envelopes) if n % 3 == 0 or n * 7 % 500 > 100)
+
+
+def _world(tmp_path: Path) -> tuple[Path, str]:
+    config = tmp_path / "config"
+    (config / "shadow").mkdir(parents=True)
+    (config / "registry.json").write_text(json.dumps(ACTIVE))
+    (config / "shadow" / "registry.json").write_text(json.dumps(_candidate()))
+    return config, f"shadow-{next(_brokers)}"
+
+
+def _route(name: str) -> Route:
+    def config(queue: str) -> EndpointConfig:
+        return EndpointConfig(queue, "MEMORY", (f"memory://{name}",), {"queue": queue})
+    return Route(config("in"), config("valid"), config("dlq"), config("dlq"), "forward", 100)
+
+
+def _run(engine: Engine, done: Any) -> None:
+    async def main() -> None:
+        task = asyncio.create_task(engine.run())
+        for _ in range(2000):
+            if done():
+                break
+            await asyncio.sleep(0.01)
+        engine.request_stop()
+        await asyncio.wait_for(task, 10)
+    asyncio.run(main())
+
+
+def test_the_active_registry_leaves_the_shadow_folder_out(tmp_path: Path) -> None:
+    config, _ = _world(tmp_path)
+    snapshot = load_snapshot([config])
+    assert len(snapshot.contents) == 1 and all("/shadow/" not in str(f) for f in snapshot.contents)
+
+
+def test_shadow_counts_what_diff_reports_and_routes_nothing(tmp_path: Path) -> None:
+    config, name = _world(tmp_path)
+    snapshot = load_snapshot([config])
+    active = compile_registry(snapshot.registry, snapshot.digest)
+    engine = Engine([_route(name)], active, create_source=memory.create_source, create_sink=memory.create_sink)
+    engine.ref.shadow, problems = load_shadow(config, engine.metrics)
+    assert problems == [] and engine.ref.shadow is not None
+    envelopes = [message(n) for n in range(300)]
+    broker = memory.memory_broker(name)
+    for envelope in envelopes:
+        broker.publish("in", copy.deepcopy(envelope))
+    _run(engine, lambda: broker.depth("valid") == len(envelopes))
+
+    assert broker.depth("valid") == len(envelopes) and broker.depth("dlq") == 0  # routing as the active rules say
+    expected = _expected_disagreements(envelopes)
+    shadow = engine.ref.shadow
+    assert shadow.judged == len(envelopes) and shadow.disagreements == expected
+
+    # `xgate diff` of the same messages under the two registries reports the same number of changes
+    candidate_snapshot = load_snapshot([config / "shadow"])
+    candidate = compile_registry(candidate_snapshot.registry, candidate_snapshot.digest)
+    for envelope in envelopes:
+        envelope.endpoint = "in"
+    report = compare((active.classify(e), candidate.classify(e)) for e in envelopes)
+    assert report.changes["tightened"] == expected and sum(report.changes.values()) == expected
+
+    counted = {tuple(s.labels.values()): s.value
+               for family in engine.metrics[names.SHADOW_DISAGREEMENTS].collect() for s in family.samples
+               if s.name.endswith("_total")}
+    assert counted == {("in", "conformant", "nonconformant", "reading"): expected}
+    view = shadow.view()
+    assert len(view["latest"]) == min(expected, LATEST_KEPT)
+    assert view["latest"][-1]["active"]["verdict"] == "conformant"
+    assert view["latest"][-1]["candidate"]["verdict"] == "nonconformant"
+
+
+def test_a_reload_follows_the_shadow_folder(tmp_path: Path) -> None:
+    config, _ = _world(tmp_path)
+    snapshot = load_snapshot([config])
+    settings, _ = load_settings(config)
+    engine = Engine([], compile_registry(snapshot.registry, snapshot.digest), create_source=memory.create_source,
+                    create_sink=memory.create_sink)
+    reloader = Reloader(config, engine, snapshot, settings)
+    asyncio.run(reloader._reload_shadow())
+    first = engine.ref.shadow
+    assert first is not None
+    asyncio.run(reloader._reload_shadow())
+    assert engine.ref.shadow is first  # unchanged: its counts are kept
+    loosened = _candidate()
+    del loosened["endpoints"]["in"]["messages"]["reading"]["envelopemetadata"]["region"]
+    (config / "shadow" / "registry.json").write_text(json.dumps(loosened))
+    asyncio.run(reloader._reload_shadow())
+    assert engine.ref.shadow is not None and engine.ref.shadow is not first
+    for path in (config / "shadow").iterdir():
+        path.unlink()
+    (config / "shadow").rmdir()
+    asyncio.run(reloader._reload_shadow())
+    assert engine.ref.shadow is None  # promoted or dropped: the candidate is gone
+
+
+def test_the_demo_candidate_is_the_active_telemetry_document_with_one_bound_tightened() -> None:
+    """config/demo/shadow/ must follow config/demo: a copy that drifted would disagree for the wrong reasons."""
+    demo = Path(__file__).resolve().parents[3] / "config" / "demo"
+    active = json.loads((demo / "telemetry.xreg.json").read_text("utf-8"))
+    candidate = json.loads((demo / "shadow" / "telemetry.xreg.json").read_text("utf-8"))
+    battery = ("schemagroups", "com.example.telemetry", "schemas", "reading", "versions", "1", "schema",
+               "properties", "battery", "minimum")
+
+    def at(document: dict[str, Any]) -> dict[str, Any]:
+        for part in battery[:-1]:
+            document = document[part]
+        return document
+    assert (at(active)[battery[-1]], at(candidate)[battery[-1]]) == (0, 20)
+    at(candidate)[battery[-1]] = 0
+    assert candidate == active
