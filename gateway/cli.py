@@ -166,19 +166,48 @@ def cmd_diff(args: argparse.Namespace) -> int:
             return refused
         rulesets.append(ruleset)
     old, new = rulesets
-    try:
-        source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8", errors="surrogateescape")
-    except OSError as exc:
-        print(f"xgate diff: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
+    captured = _capture_for_diff(args) if args.capture else None
+    if args.capture and captured is None:
         return EXIT_USAGE
-    with source:
-        report = compare((judge_line(old, line, args.endpoint), judge_line(new, line, args.endpoint))
-                         for line in source if line.strip())
+    path = str(captured) if captured is not None else args.input
+    try:
+        source = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        print(f"xgate diff: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with source:
+            report = compare((judge_line(old, line, args.endpoint), judge_line(new, line, args.endpoint))
+                             for line in source if line.strip())
+    finally:
+        if captured is not None:
+            captured.unlink(missing_ok=True)
     if args.format == "json":
         print(json.dumps(report.to_json(), default=str))
     else:
         print(report.render())
     return EXIT_NONCONFORMANT if report.tightened else EXIT_OK
+
+
+def _capture_for_diff(args: argparse.Namespace) -> Path | None:
+    """`diff --capture ENDPOINT --count N`: live messages of ENDPOINT, read beside the gateway as `xgate capture`
+    reads them (the first --registry is the config directory that names the endpoint), into a temporary file."""
+    import tempfile
+
+    from gateway.runtime.commands import cmd_capture
+
+    folder = Path(args.registry[0])
+    if not folder.is_dir():
+        print(f"xgate diff: --capture reads ENDPOINT as configured in a config directory; {folder} is not one",
+              file=sys.stderr)
+        return None
+    output = Path(tempfile.mkstemp(prefix="xgate-diff-", suffix=".jsonl")[1])
+    capture = argparse.Namespace(config=str(folder), endpoint=args.capture, count=args.count, timeout=args.timeout,
+                                 output=str(output), destructive=False)
+    if cmd_capture(capture) != EXIT_OK:
+        output.unlink(missing_ok=True)
+        return None
+    return output
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
@@ -270,6 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--format", choices=("table", "json"), default="table")
     diff.add_argument("--strict", action="store_true", help="any load error in either registry is exit 2")
     diff.add_argument("input", nargs="?", default="-", help="recorded messages, one JSON object per line")
+    diff.add_argument("--capture", metavar="ENDPOINT",
+                      help="judge live messages of ENDPOINT instead (read beside the gateway, as `xgate capture`)")
+    diff.add_argument("--count", type=int, default=1000, help="with --capture: stop after N messages")
+    diff.add_argument("--timeout", type=float, default=60.0, help="with --capture: stop after SECONDS")
     _add_settings_option(diff)
     diff.set_defaults(handler=cmd_diff)
 
