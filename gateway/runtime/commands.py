@@ -7,8 +7,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,16 +25,19 @@ from gateway.recorded import RecordError, envelope_from_record, record_from_enve
 from gateway.registry_api import RegistryView
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime import heap
-from gateway.runtime.engine import Engine
+from gateway.runtime.engine import STOP_GRACE, Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
-from gateway.runtime.routes import endpoint_config, resolve_routes
+from gateway.runtime.routes import adapter_diagnostics, endpoint_config, resolve_routes, route_warnings
 from gateway.settings import Settings, load_settings
 from protocol_adapters import registry
 from protocol_adapters.base import EndpointConfig
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 log = logging.getLogger("xgate")
+# seconds past drain_timeout + STOP_GRACE after which a stop that still has not finished ends the process:
+# nothing undelivered was acknowledged, so the brokers deliver it again
+STOP_DEADLINE_MARGIN = 5.0
 
 
 def _startup(config_dir: str, sources: RegistrySources | None = None,
@@ -67,7 +72,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     sources = RegistrySources()
     snapshot, ruleset, settings, diagnostics = _startup(args.config, sources)
     routes, problems = resolve_routes(snapshot.registry, settings)
-    _report(diagnostics + problems)
+    interval = args.summary if args.summary is not None else settings.runtime.summary_interval
+    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval)
+    problems += adapter_diagnostics(engine.adapter_problems(routes), snapshot.registry)
+    _report(diagnostics + problems + route_warnings(routes, snapshot.registry, settings))
     if problems or any(d.code == "settings" for d in diagnostics):
         print("xgate run: fix the settings and routes above first", file=sys.stderr)
         return EXIT_USAGE
@@ -75,19 +83,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"xgate run: no routes: add `routes:` to {Path(args.config) / 'gateway.yaml'} or "
               "`xgate.route.*` labels to a source endpoint", file=sys.stderr)
         return EXIT_USAGE
-    interval = args.summary if args.summary is not None else settings.runtime.summary_interval
-    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval)
     address = args.metrics_address if args.metrics_address is not None else settings.runtime.metrics_address
     # /registry on the metrics address: the registry as loaded, updated on every reload
     view = RegistryView(snapshot) if address else None
     reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce,
                         on_snapshot=view.update if view is not None else None, sources=sources)
 
+    def on_stop_signal() -> None:
+        if not engine.stopping:
+            _exit_if_stop_hangs(settings.runtime.drain_timeout + STOP_GRACE + STOP_DEADLINE_MARGIN)
+        engine.request_stop()
+
     async def main() -> None:
         loop = asyncio.get_running_loop()
         stop_watching = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, engine.request_stop)
+            loop.add_signal_handler(signum, on_stop_signal)
         background: set[asyncio.Task[Any]] = set()
 
         def on_sighup() -> None:
@@ -128,7 +139,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     except GatewayError as exc:
         print(f"xgate run: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    if engine.fatal is not None:
+        print(f"xgate run: {engine.fatal}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
+
+
+def _exit_if_stop_hangs(seconds: float) -> None:
+    """The last resort behind the drain: a stop still running after `seconds` ends the process (exit 0)."""
+    def expire() -> None:
+        print(f"xgate run: stopping took more than {seconds:.0f} s; exiting without waiting further "
+              "(undelivered messages were not acknowledged)", file=sys.stderr, flush=True)
+        logging.shutdown()
+        os._exit(EXIT_OK)
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
 
 
 def _endpoint(args: argparse.Namespace, command: str) -> EndpointConfig | None:
