@@ -136,10 +136,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from gateway.lint import lint_report, render_json, render_text
+    from gateway.lint import lint_report, render_json, render_text, route_diagnostics
+    from gateway.settings import SETTINGS_FILES, Settings, load_settings
 
     snapshot, ruleset = _load(args.paths, args.settings)
-    report = lint_report(snapshot, ruleset)
+    # the routes `xgate run` would start from these documents and the gateway.yaml beside them (or --settings)
+    beside = [Path(args.settings).parent] if args.settings and Path(args.settings).name in SETTINGS_FILES else \
+        [Path(p) for p in args.paths if Path(p).is_dir() and any((Path(p) / n).is_file() for n in SETTINGS_FILES)]
+    settings = load_settings(beside[0])[0] if beside else Settings()
+    report = lint_report(snapshot, ruleset, route_diagnostics(snapshot, settings))
     print(render_json(report) if args.format == "json" else render_text(report))
     return EXIT_NONCONFORMANT if report["errors"] else EXIT_OK
 

@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from gateway.compiler import Ruleset
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot
 from gateway.runtime.credentials import credential_warnings
+from gateway.runtime.routes import resolve_routes, route_warnings
+from gateway.settings import Settings
 
 
 def all_diagnostics(snapshot: Snapshot, ruleset: Ruleset) -> list[Diagnostic]:
     return list(snapshot.diagnostics) + list(ruleset.diagnostics) + credential_warnings(snapshot.registry)
 
 
-def lint_report(snapshot: Snapshot, ruleset: Ruleset) -> dict[str, Any]:
-    diagnostics = all_diagnostics(snapshot, ruleset)
+def route_diagnostics(snapshot: Snapshot, settings: Settings) -> list[Diagnostic]:
+    """Warnings about the routes `xgate run` would start (labels, and gateway.yaml when one is beside)."""
+    routes, _ = resolve_routes(snapshot.registry, settings)
+    return route_warnings(routes, snapshot.registry, settings)
+
+
+def lint_report(snapshot: Snapshot, ruleset: Ruleset, extra: Sequence[Diagnostic] = ()) -> dict[str, Any]:
+    diagnostics = all_diagnostics(snapshot, ruleset) + list(extra)
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         by_file.setdefault(diagnostic.file, []).append(diagnostic)

@@ -27,13 +27,12 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
     if isinstance(options.get("options"), dict):
         options = {**options.pop("options"), **options}
     uris = raw.get("endpoints", options.pop("endpoints", config.get("endpoints")))
-    usage = raw.get("usage", [])
-    usage = [usage] if isinstance(usage, str) else list(usage) if isinstance(usage, list) else []
+    usage = _usage(raw.get("usage", []), origin.child("usage"), ctx)
     envelope_options: dict[str, Any] = raw["envelopeoptions"] if isinstance(raw.get("envelopeoptions"), dict) else {}
     attrs: dict[str, Any] = {
         "protocol": protocol, "protocoloptions": normalize_options(options, protocol),
-        "endpoints": [u.get("uri") if isinstance(u, dict) else u for u in uris] if isinstance(uris, list) else [],
-        "usage": [str(u).lower() for u in usage],
+        "endpoints": _addresses(uris),
+        "usage": usage,
         "envelope": normalize_envelope(raw.get("envelope")),
         "envelopemode": str(envelope_options.get("mode")).lower() if envelope_options.get("mode") else None,
         "labels": raw.get("labels") if isinstance(raw.get("labels"), dict) else {},
@@ -64,6 +63,35 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
             if msg is not None:
                 endpoint.children[mid] = msg
     return endpoint
+
+
+def _usage(usage: Any, origin: Origin, ctx: Ctx) -> list[str]:
+    """`usage` is a list of strings (one string is read as a list of one); anything else is an error."""
+    listed = [usage] if isinstance(usage, str) else usage
+    if not isinstance(listed, list) or not all(isinstance(u, str) for u in listed):
+        ctx.error(origin, f"usage must be a list of strings such as [\"consumer\"], found {usage!r}", "shape")
+        return []
+    return [u.lower() for u in listed]
+
+
+def _addresses(uris: Any) -> list[Any]:
+    """Entries of `endpoints`: `{"uri": ...}` or a plain string; Kafka's 1.0-rc4 form
+    `{"bootstrap.servers": ["host:port", ...]}` (or one comma-separated string) gives one address per server."""
+    out: list[Any] = []
+    for entry in uris if isinstance(uris, list) else ():
+        if not isinstance(entry, dict):
+            out.append(entry)
+            continue
+        if "uri" in entry:
+            out.append(entry.get("uri"))
+        servers = entry.get("bootstrap.servers")
+        if isinstance(servers, str):
+            servers = [s.strip() for s in servers.split(",") if s.strip()]
+        if isinstance(servers, list):
+            out.extend(s for s in servers if isinstance(s, str))
+        if "uri" not in entry and not isinstance(servers, list):
+            out.append(None)  # kept in place: a later check names the entry that has no address
+    return out
 
 
 def _will_message(raw: dict[str, Any], origin: Origin, ctx: Ctx) -> tuple[Ref, Origin] | None:
