@@ -54,3 +54,20 @@ def test_lint_warns_about_a_route_that_forwards_nothing(tmp_path: Path) -> None:
     assert "route from 'nats.in' has no destination: every message it receives is acknowledged and dropped" \
         in done.stdout
     assert "1 warnings" in done.stdout
+
+
+def test_a_number_beyond_a_double_is_reported_out_of_range_not_as_null(tmp_path: Path) -> None:
+    """Issue 17 defect 10: `1e400` was judged as `null is not of type "number"`."""
+    (tmp_path / "r.json").write_text(json.dumps({"endpoints": {"in": {"usage": ["consumer"], "protocol": "KAFKA",
+        "messages": {"m": {"protocoloptions": {"topic": "t"}, "dataschemaformat": "JsonSchema/draft-07",
+                           "dataschema": {"properties": {"v": {"type": "number", "maximum": 150}}}}}}}}))
+    record = {"endpoint": "in", "protocol": "KAFKA", "topic": "t"}
+    lines = "".join(json.dumps({**record, "body": body}) + "\n"
+                    for body in ('{"v": 1e400}', '{"v": -1e400}', '{"v": 150.0000000000000001}'))
+    done = xgate("check", "--registry", str(tmp_path), stdin=lines)
+    over, under, rounded = (json.loads(line) for line in done.stdout.splitlines())
+    for verdict, text in ((over, "1e400"), (under, "-1e400")):
+        [violation] = verdict["violations"]
+        assert violation["rule"] == "decode"
+        assert f"the number {text} is out of range" in violation["message"] and "null" not in violation["message"]
+    assert rounded["verdict"] == "conformant"  # read as the double 150.0 (README: numbers are IEEE 754 doubles)
