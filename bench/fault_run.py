@@ -42,7 +42,8 @@ import sys
 import tempfile
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,6 @@ from gateway.errors import AdapterError
 from gateway.loader import load_snapshot
 from gateway.recorded import envelope_from_record
 from gateway.runtime.replay import Replayer
-from gateway.runtime.remap import outgoing
 from gateway.runtime.routes import endpoint_config, resolve_routes
 from gateway.settings import load_settings
 from gateway.testing.demo import LocalBrokers
@@ -66,7 +66,10 @@ OTHER_OVERSIZED = 1_048_576 - 2048
 BROKEN_EVERY = 30.0
 CUT_AT, CUT_FOR = 0.4, 25.0  # fraction of the run, seconds
 READY_WITHIN = 10.0
-SETTLE = 90.0  # seconds after the traffic for the last messages to arrive
+SETTLE = 300.0  # at most, seconds after the traffic for the gateway's backlog to drain and arrive
+QUIET = 30.0  # ... and it has drained when neither the gateway judged nor a reader read anything for this long
+# Kafka readers rejoin their groups fast (ENVIRONMENT.md: Tansu makes a rejoining consumer wait for the timeouts)
+KAFKA_READER = {"session_timeout_ms": 1000, "heartbeat_interval_ms": 100, "rebalance_timeout_ms": 1000}
 
 
 def free_port() -> int:
@@ -251,7 +254,7 @@ def scrape(port: int, path: str = "/metrics") -> tuple[int, str]:
 
 def counters(text: str) -> dict[str, float]:
     """Every xgate_ counter and gauge sample, summed over label sets, by name."""
-    out: Counter[str] = Counter()
+    out: defaultdict[str, float] = defaultdict(float)
     for line in text.splitlines():
         match = re.match(r"^(xgate_[a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$", line)
         if match:
@@ -285,6 +288,7 @@ class Run:
         self.ready_again_after_mend: float | None = None
         self.broken_dropped = 0
         self.process: subprocess.Popen[bytes] | None = None
+        self.judged_at_end: dict[str, float] = {}
 
     def note(self, text: str) -> None:
         line = f"[{time.strftime('%H:%M:%S')}] {text}"
@@ -305,10 +309,11 @@ class Run:
             config = endpoint_config(self.snapshot.registry, endpoint_id, self.settings)
             uris = tuple(u.replace(f":{self.relay_port}", ":4222") for u in config.uris)  # read beside the relay
             options = dict(config.options)
+            extra = dict(config.extra)
             if config.protocol == "KAFKA":
                 options["consumergroup"] = f"xgate-fault-{self.id}-reader-{endpoint_id}"
-            from dataclasses import replace
-            configs.append(replace(config, uris=uris, options=options))
+                extra.update(KAFKA_READER)
+            configs.append(replace(config, uris=uris, options=options, extra=extra))
         return configs
 
     async def traffic(self, stop: asyncio.Event) -> int:
@@ -401,6 +406,15 @@ class Run:
                 return
             await asyncio.sleep(0.5)
 
+    def judged(self) -> dict[str, float]:
+        """Messages the gateway judged so far, by source endpoint (xgate_messages_total)."""
+        out: defaultdict[str, float] = defaultdict(float)
+        for line in scrape(self.metrics_port)[1].splitlines():
+            match = re.match(r'^xgate_messages_total\{endpoint="([^"]+)",[^}]*\} ([0-9.e+-]+)$', line)
+            if match:
+                out[match.group(1)] += float(match.group(2))
+        return dict(out)
+
     def missing(self) -> Counter[bytes]:
         settled: Counter[bytes] = Counter()
         for publisher in self.publishers.values():
@@ -442,8 +456,15 @@ class Run:
         await asyncio.gather(*side)
         self.note(f"traffic stopped after {sent} messages; waiting for the last ones to arrive")
         settle_until = time.monotonic() + SETTLE
-        while self.missing() and time.monotonic() < settle_until and time.monotonic() - self.readers.last_arrival < 30:
+        judged, judged_moved = -1.0, time.monotonic()
+        while self.missing() and time.monotonic() < settle_until:
+            now_judged = sum(v for k, v in self.judged().items())
+            if now_judged != judged:
+                judged, judged_moved = now_judged, time.monotonic()
+            if time.monotonic() - max(judged_moved, self.readers.last_arrival) > QUIET:
+                break
             await asyncio.sleep(1)
+        self.judged_at_end = self.judged()
         after = counters((await asyncio.to_thread(scrape, self.metrics_port))[1])
         alive = self.process.poll() is None
         stopped = time.monotonic()
@@ -475,7 +496,7 @@ class Run:
             row["sent"] += count
             row["refused (HTTP 422)"] += min(refused[body], count)
             row["not accepted by the source"] += min(failed[body], count)
-            row["lost"] += missing[body]
+            row["missing"] += missing[body]
         oversized = []
         for body, source in self.oversized.items():
             place = self.readers.where.get(body) if self.readers.arrived[body] else None
@@ -487,13 +508,23 @@ class Run:
         undelivered = sum(1 for o in oversized if o["fate"] == "not delivered")
         failed_reloads = after.get('xgate_reloads_total{outcome="failed"}', 0) - \
             before.get('xgate_reloads_total{outcome="failed"}', 0)
+        for source, row in by_source.items():
+            # what the gateway had not taken from the source when the run ended is still there (a backlog), not
+            # lost; only messages missing beyond it can have been lost
+            accepted = row["sent"] - row["not accepted by the source"]
+            backlog = max(0, accepted + sum(1 for s in self.oversized.values() if s == source)
+                          - int(self.judged_at_end.get(source, 0)))
+            row["judged by the gateway"] = int(self.judged_at_end.get(source, 0))
+            row["still at the source"] = min(backlog, row["missing"])
+            row["lost"] = row["missing"] - row["still at the source"]
         lost = sum(row["lost"] for row in by_source.values())
         criteria = {
             "lost 0": lost == 0,
+            "nothing left at a source": sum(r["still at the source"] for r in by_source.values()) == 0,
             "oversized dead-lettered or counted": undelivered == 0 or sum(grew.values()) >= undelivered,
             "the gateway never restarted": alive and not self.exits,
             "exit 0 on SIGTERM": code == 0,
-            f"/readyz false within {READY_WITHIN:g} s of a wedged destination":
+            (f"/readyz false within {READY_WITHIN:g} s of a wedged destination"):
                 self.ready_after_cut is not None and self.ready_after_cut <= READY_WITHIN,
             "every broken document a failed reload": failed_reloads >= self.broken_dropped > 0,
         }
@@ -531,7 +562,9 @@ def render(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=2.0)
-    parser.add_argument("--rate", type=float, default=100.0, help="messages a second over all source endpoints")
+    parser.add_argument("--rate", type=float, default=40.0,
+                        help="messages a second over all source endpoints (the demo's Kafka route on Tansu is the "
+                             "slowest; above what the gateway keeps up with, a backlog is left at the end)")
     parser.add_argument("--config", default=str(REPO / "config" / "demo"))
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the work directory (config copy, gateway log)")

@@ -23,8 +23,8 @@ from gateway.loader.sources import RegistrySources
 from gateway.metrics.server import MetricsServer
 from gateway.recorded import RecordError, envelope_from_record, record_from_envelope
 from gateway.registry_api import RegistryView
-from gateway.runtime.credentials import credential_warnings
 from gateway.runtime import heap
+from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.engine import STOP_GRACE, Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay

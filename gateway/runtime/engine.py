@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
 from gateway.compiler import Ruleset
-from gateway.metrics import names
 from gateway.errors import AdapterError
+from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
 from gateway.runtime.pipeline import Pipeline, backoff_delays
 from gateway.runtime.routes import Route
@@ -122,7 +122,7 @@ class Engine:
         self.metrics[names.ROUTES].set(0)
         for each in running:
             each.halted.set()
-        tasks = {r.task for r in running if r.task is not None}
+        tasks: set[asyncio.Future[Any]] = {r.task for r in running if r.task is not None}
         stoppers = {asyncio.ensure_future(r.pipeline.stop()) for r in running}
         force = asyncio.ensure_future(self._force.wait())
         deadline = time.monotonic() + self.drain_timeout + STOP_GRACE
@@ -138,8 +138,8 @@ class Engine:
         for _ in range(int(STOP_GRACE)):
             if not pending:
                 return
-            for task in pending:
-                task.cancel()
+            for left in pending:
+                left.cancel()
             _, pending = await asyncio.wait(pending, timeout=1.0)
         log.error("%d routes did not stop after being cancelled", len(pending))
 

@@ -52,7 +52,7 @@ def test_broken_reloads_keep_the_last_good_routes_flowing(tmp_path: Path) -> Non
         world.fault_ended = time.monotonic()  # recovery: from the first broken document to the next delivery
         for failed, broken in enumerate((unreadable, without_destination), 1):
             registry.write_text(json.dumps(broken))
-            _wait(lambda: _failed(gateway) >= failed, 20, f"reload {failed} being refused")
+            _wait(lambda count=failed: _failed(gateway) >= count, 20, f"reload {failed} being refused")
             seen[f"routes_after_{failed}"] = metric(gateway, "xgate_routes")
             seen[f"ready_after_{failed}"] = gateway.scrape("/readyz")[0]
             time.sleep(1.5)  # traffic keeps flowing on the last good routes meanwhile

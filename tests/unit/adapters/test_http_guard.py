@@ -6,9 +6,9 @@ import asyncio
 import logging
 from typing import Any
 
+from protocol_adapters.base import EndpointConfig
 from protocol_adapters.http import create_source
 from protocol_adapters.http.options import source_options
-from protocol_adapters.base import EndpointConfig
 from tests.unit.adapters.test_http_responses import run
 
 HEAD = b"POST /hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
