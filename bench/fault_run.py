@@ -9,9 +9,9 @@ of it). Seeded demo traffic flows into every source endpoint at --rate messages 
 protocol pair the demo routes (HTTP -> AMQP, AMQP -> AMQP, MQTT 5 -> Kafka/NATS, NATS -> Kafka/NATS,
 Kafka -> Kafka). Meanwhile:
 
-- every 1,000th message is oversized: its body is padded to just under the source's limit (1,048,573
-  bytes over HTTP, whose `maxbodysize` is 1 MiB; 1 MiB - 2 KiB elsewhere, room for the message's own
-  headers), so that a dead letter with xgate's headers no longer fits a 1 MiB destination;
+- every 1,000th message is oversized: its body is replaced by a JSON body just under what its source
+  takes (1,048,573 bytes over HTTP, MQTT and AMQP; 1 MiB less room for the message's own headers over NATS
+  and Kafka), so that the dead letter, with xgate's headers added, no longer fits a 1 MiB destination;
 - every 30 s a broken document is dropped into the config directory (the one before it removed):
   invalid JSON, an HTTP endpoint whose `maxbodysize` is `1MB` routed by labels, a route whose
   destination does not exist;
@@ -61,8 +61,11 @@ from protocol_adapters import registry as adapters
 
 REPO = Path(__file__).resolve().parents[1]
 OVERSIZED_EVERY = 1000
-HTTP_OVERSIZED = 1_048_573  # the webhook's default maxbodysize is 1 MiB
-OTHER_OVERSIZED = 1_048_576 - 2048
+# bodies just under what each source takes (issue 17: "one byte under the source limit"): the webhook's
+# maxbodysize and xgate's max_body_bytes are 1 MiB, Mosquitto and RabbitMQ take more; a NATS publish must fit
+# max_payload (1 MiB) with its headers, a Kafka record the producer's max_request_size (1 MiB) with its own
+OVERSIZED = {"HTTP": 1_048_573, "MQTT/5.0": 1_048_573, "AMQP/1.0": 1_048_573, "NATS": 1_048_576 - 512,
+             "KAFKA": 1_048_576 - 1024}
 BROKEN_EVERY = 30.0
 CUT_AT, CUT_FOR = 0.4, 25.0  # fraction of the run, seconds
 READY_WITHIN = 10.0
@@ -110,7 +113,7 @@ def renamed(record: dict[str, Any], run: str) -> dict[str, Any]:
 
 def oversize(record: dict[str, Any]) -> dict[str, Any]:
     """The same message with its body padded to just under its source's limit."""
-    size = HTTP_OVERSIZED if record["protocol"] == "HTTP" else OTHER_OVERSIZED
+    size = OVERSIZED.get(record["protocol"], 1_048_576 - 1024)
     head = b'{"pad": "'
     body = head + b"x" * (size - len(head) - 2) + b'"}'
     out = {k: v for k, v in record.items() if k not in ("body", "body_base64")}
