@@ -111,10 +111,10 @@ def renamed(record: dict[str, Any], run: str) -> dict[str, Any]:
     return dict(json.loads(text))
 
 
-def oversize(record: dict[str, Any]) -> dict[str, Any]:
-    """The same message with its body padded to just under its source's limit."""
+def oversize(record: dict[str, Any], number: int) -> dict[str, Any]:
+    """The same message with its body padded to just under its source's limit (`number` keeps bodies apart)."""
     size = OVERSIZED.get(record["protocol"], 1_048_576 - 1024)
-    head = b'{"pad": "'
+    head = b'{"oversized": %d, "pad": "' % number
     body = head + b"x" * (size - len(head) - 2) + b'"}'
     out = {k: v for k, v in record.items() if k not in ("body", "body_base64")}
     out["body"] = body.decode()
@@ -332,7 +332,7 @@ class Run:
                     sent += 1
                     record = renamed(record, self.id)
                     if sent % OVERSIZED_EVERY == 0:
-                        record = oversize(record)
+                        record = oversize(record, sent)
                     envelope = envelope_from_record(record)
                     body = bytes(envelope.body)
                     self.expected[body] += 1
