@@ -12,7 +12,7 @@ from gateway.compiler import Ruleset
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot
 from gateway.runtime.credentials import credential_warnings
-from gateway.runtime.routes import resolve_routes
+from gateway.runtime.routes import resolve_routes, route_warnings
 from gateway.settings import Settings, load_settings_file
 
 
@@ -20,7 +20,8 @@ def run_diagnostics(snapshot: Snapshot, settings_file: str | None) -> list[Diagn
     """What `run` (and a reload) refuses beyond loading and compiling: the whole gateway.yaml, the routes and
     the endpoints they connect to."""
     settings, problems = (Settings(), []) if settings_file is None else load_settings_file(Path(settings_file))
-    return [*problems, *resolve_routes(snapshot.registry, settings)[1]]
+    routes, route_problems = resolve_routes(snapshot.registry, settings)
+    return [*problems, *route_problems, *route_warnings(routes, snapshot.registry, settings)]
 
 
 def all_diagnostics(snapshot: Snapshot, ruleset: Ruleset, more: list[Diagnostic] | None = None) -> list[Diagnostic]:

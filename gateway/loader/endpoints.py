@@ -27,11 +27,12 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
     if isinstance(options.get("options"), dict):
         options = {**options.pop("options"), **options}
     where, uris = _address_list(raw, options, config, origin)
+    usage = _usage(raw.get("usage", []), origin.child("usage"), ctx)
     envelope_options: dict[str, Any] = raw["envelopeoptions"] if isinstance(raw.get("envelopeoptions"), dict) else {}
     attrs: dict[str, Any] = {
         "protocol": protocol, "protocoloptions": normalize_options(options, protocol),
         "endpoints": read_addresses(uris, where, ctx) if where is not None else [],
-        "usage": _usage(raw.get("usage", [])),
+        "usage": usage,
         "envelope": normalize_envelope(raw.get("envelope")),
         "envelopemode": str(envelope_options.get("mode")).lower() if envelope_options.get("mode") else None,
         "labels": raw.get("labels") if isinstance(raw.get("labels"), dict) else {},
@@ -64,9 +65,13 @@ def normalize_endpoint(eid: str, raw: Any, origin: Origin, ctx: Ctx) -> Entity |
     return endpoint
 
 
-def _usage(usage: Any) -> list[str]:
-    usage = [usage] if isinstance(usage, str) else list(usage) if isinstance(usage, list) else []
-    return [str(u).lower() for u in usage]
+def _usage(usage: Any, origin: Origin, ctx: Ctx) -> list[str]:
+    """`usage` is a list of strings (one string is read as a list of one); anything else is an error."""
+    listed = [usage] if isinstance(usage, str) else usage
+    if not isinstance(listed, list) or not all(isinstance(u, str) for u in listed):
+        ctx.error(origin, f"usage must be a list of strings such as [\"consumer\"], found {usage!r}", "shape")
+        return []
+    return [u.lower() for u in listed]
 
 
 def _address_list(raw: dict[str, Any], options: dict[str, Any], config: dict[str, Any],

@@ -8,8 +8,10 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import signal
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,10 +30,10 @@ from gateway.registry_api.state import state_file
 from gateway.runtime import heap
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.endpoint_checks import endpoint_problems
-from gateway.runtime.engine import Engine
+from gateway.runtime.engine import STOP_GRACE, Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
-from gateway.runtime.routes import endpoint_config, resolve_routes
+from gateway.runtime.routes import adapter_diagnostics, endpoint_config, resolve_routes, route_warnings
 from gateway.runtime.shadow import load_shadow
 from gateway.runtime.workers import Supervisor, worker_access
 from gateway.settings import Settings, load_settings
@@ -40,6 +42,9 @@ from protocol_adapters.base import EndpointConfig
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 log = logging.getLogger("xgate")
+# seconds past drain_timeout + STOP_GRACE after which a stop that still has not finished ends the process:
+# nothing undelivered was acknowledged, so the brokers deliver it again
+STOP_DEADLINE_MARGIN = 5.0
 
 
 def _startup(config_dir: str, sources: RegistrySources | None = None,
@@ -78,7 +83,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     sources = RegistrySources()
     snapshot, ruleset, settings, diagnostics = _startup(args.config, sources)
     routes, problems = resolve_routes(snapshot.registry, settings)
-    _report(diagnostics + problems)
+    interval = args.summary if args.summary is not None else settings.runtime.summary_interval
+    create_source = registry.create_source
+    if args.worker is not None:  # one of `--workers N`: share each source with the others
+        create_source = functools.partial(_shared_source, args.worker)
+    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval,
+                    create_source=create_source)
+    problems += adapter_diagnostics(engine.adapter_problems(routes), snapshot.registry)
+    _report(diagnostics + problems + route_warnings(routes, snapshot.registry, settings))
     if problems or any(d.code == "settings" for d in diagnostics):
         print("xgate run: fix the settings and routes above first", file=sys.stderr)
         return EXIT_USAGE
@@ -86,17 +98,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"xgate run: no routes: add `routes:` to {Path(args.config) / 'gateway.yaml'} or "
               "`xgate.route.*` labels to a source endpoint", file=sys.stderr)
         return EXIT_USAGE
-    interval = args.summary if args.summary is not None else settings.runtime.summary_interval
     address = args.metrics_address if args.metrics_address is not None else settings.runtime.metrics_address
     workers = args.workers if args.workers is not None else settings.runtime.workers
     if args.worker is None and workers > 1:
         return _supervise(args, workers, address, settings)
-    create_source = registry.create_source
-    if args.worker is not None:  # one of `--workers N`: share each source with the others, serve the supervisor
+    if args.worker is not None:  # a worker's metrics server answers only its supervisor
         settings = replace(settings, metrics=worker_access())
-        create_source = functools.partial(_shared_source, args.worker)
-    engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval,
-                    create_source=create_source)
     engine.ref.shadow, shadow_problems = load_shadow(args.config, engine.metrics, settings.runtime.limits)
     for problem in shadow_problems:
         log.error("shadow candidate: %s", problem)
@@ -111,11 +118,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce,
                         on_snapshot=view.update if view is not None else None, sources=sources)
 
+    def on_stop_signal() -> None:
+        if not engine.stopping:
+            _exit_if_stop_hangs(settings.runtime.drain_timeout + STOP_GRACE + STOP_DEADLINE_MARGIN)
+        engine.request_stop()
+
     async def main() -> None:
         loop = asyncio.get_running_loop()
         stop_watching = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, engine.request_stop)
+            loop.add_signal_handler(signum, on_stop_signal)
         background: set[asyncio.Task[Any]] = set()
 
         def on_sighup() -> None:
@@ -167,7 +179,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         for line in dict.fromkeys(str(exc) for exc in _leaves(mismatches)):
             print(f"xgate run: {line}", file=sys.stderr)
         return EXIT_USAGE  # the configuration contradicts the broker: fix one or the other
+    if engine.fatal is not None:
+        print(f"xgate run: {engine.fatal}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
+
+
+def _exit_if_stop_hangs(seconds: float) -> None:
+    """The last resort behind the drain: a stop still running after `seconds` ends the process (exit 0)."""
+    def expire() -> None:
+        print(f"xgate run: stopping took more than {seconds:.0f} s; exiting without waiting further "
+              "(undelivered messages were not acknowledged)", file=sys.stderr, flush=True)
+        logging.shutdown()
+        os._exit(EXIT_OK)
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
 
 
 def _add_shadow_route(engine: Engine, app: web.Application) -> None:

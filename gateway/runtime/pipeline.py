@@ -47,6 +47,8 @@ BATCH_MAX = 500
 # a bug on one message must neither lose it nor stall its partition or queue forever
 JUDGE_ATTEMPTS = 3
 _FAILURES_KEPT = 10_000
+# seconds a cancelled batch may spend releasing its unsettled messages at the source
+RELEASE_TIMEOUT = 2.0
 
 
 class RulesetHolder(Protocol):
@@ -72,14 +74,16 @@ class Pipeline:
         self.holder = holder
         self.stats = stats
         self.metrics = metrics
-        # True while the source adapter is connected (readiness)
+        # True while the source adapter is connected (readiness); `connected_once` stays True after the first time
         self.connected = False
+        self.connected_once = False
         self._create_source = create_source
         self._create_sink = create_sink
         self.drain_timeout = drain_timeout
         self._source: Any = None
         self._sinks: dict[str, Any] = {}
         self._stopping = asyncio.Event()
+        self._window: _Window | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._judge_failures: dict[int, int] = {}  # message fingerprint -> times its judging raised
         self.health = DestinationHealth(route.source.endpoint_id, metrics.destination_up, metrics.up["sink"])
@@ -92,6 +96,8 @@ class Pipeline:
     async def stop(self) -> None:
         self._stopping.set()
         self.health.close()
+        if self._window is not None:
+            self._window.close()  # a loop waiting for room in a full window sees the stop at once
         if self._source is not None:
             await self._source.stop()
 
@@ -125,15 +131,19 @@ class Pipeline:
             self.metrics.up["sink"].set(0 if self.health.down() else 1)
             source = await stack.enter_async_context(self._create_source(self.route.source))
             self._source = source
-            self.connected = True
+            self.connected = self.connected_once = True
             self.metrics.up["source"].set(1)
             if self._stopping.is_set():
                 await source.stop()
-            window = _Window(self.route.inflight)
+            window = self._window = _Window(self.route.inflight)
+            if self._stopping.is_set():
+                window.close()
             take_ready = getattr(source, "take_ready", None)
             try:
                 async for envelope in source:
-                    await window.take()
+                    if not await window.take():
+                        await source.nack(envelope)  # stopping: released, the broker delivers it again
+                        break
                     batch = [envelope]
                     if take_ready is not None and window.free:
                         more = take_ready(min(window.free, BATCH_MAX - 1))
@@ -199,7 +209,9 @@ class Pipeline:
                 metrics.routed[(target, action)].inc()
                 metrics.end_to_end.observe(time.perf_counter() - item.received)
         except asyncio.CancelledError:
-            raise  # shutdown past the drain timeout: unacknowledged, so the broker delivers it again
+            # shutdown past the drain timeout: released (never acknowledged), so the broker delivers it again
+            await self._release(source, batch[settled:])
+            raise
         except Exception:  # noqa: BLE001 - a bug must not lose a message: release the unsettled ones, say so
             stats.delivery_failures += 1
             log.exception("route %s: messages could not be handled; released for redelivery",
@@ -210,6 +222,13 @@ class Pipeline:
         finally:
             stats.inflight -= len(batch)
             metrics.inflight.dec(len(batch))
+
+    async def _release(self, source: Any, envelopes: list[Envelope]) -> None:
+        """Nack what a cancelled batch had not settled; bounded, as the source may be unreachable too."""
+        with contextlib.suppress(Exception, TimeoutError):
+            async with asyncio.timeout(RELEASE_TIMEOUT):
+                for envelope in envelopes:
+                    await source.nack(envelope)
 
     def _judge(self, envelope: Envelope) -> _Judged:
         """Classify and decide; a message whose judging raised (a bug) is left undecided and released."""
@@ -358,14 +377,23 @@ class _Window:
 
     def __init__(self, size: int) -> None:
         self.free = size
+        self.closed = False
         self._room = asyncio.Event()
         self._room.set()
 
-    async def take(self) -> None:
+    async def take(self) -> bool:
+        """Wait for room; False when the window is full and closed (stopping): nothing more fits before the drain."""
         while self.free <= 0:
+            if self.closed:
+                return False
             self._room.clear()
             await self._room.wait()
         self.free -= 1
+        return True
+
+    def close(self) -> None:
+        self.closed = True
+        self._room.set()
 
     def give(self, count: int) -> None:
         self.free += count

@@ -4,7 +4,10 @@ A reload loads the documents and gateway.yaml again and compiles a whole new
 ruleset beside the running one. An unchanged digest does nothing. A file
 with errors keeps its last good content (so the rules it held keep working)
 while every other change applies; the reload then counts as failed and each
-error is logged with file and location. Registry sources (gateway.yaml
+error is logged with file and location. A reload that would leave a route
+without an endpoint it names (a destination's document removed) or with an
+adapter that cannot be built (a bad option) fails as a whole: the last good
+ruleset, routes and adapters keep running, and the log says why. Registry sources (gateway.yaml
 `sources:`) are polled on their intervals beside the watch; a changed one
 reloads the same way, a failed poll keeps that source's last good copy,
 logs a warning and counts as a failed reload. The engine swaps the ruleset in one
@@ -33,7 +36,7 @@ from gateway.loader.sources import Outcome, Poll, RegistrySource, RegistrySource
 from gateway.metrics import names
 from gateway.runtime import heap
 from gateway.runtime.engine import Engine
-from gateway.runtime.routes import resolve_routes
+from gateway.runtime.routes import adapter_diagnostics, resolve_routes
 from gateway.runtime.shadow import load_shadow
 from gateway.settings import SETTINGS_FILES, Settings, load_settings
 
@@ -145,6 +148,9 @@ class Reloader:
             return "unchanged"
         routes, route_problems = resolve_routes(snapshot.registry, settings)
         changes = _changes(self.snapshot, snapshot)
+        blocking = route_problems + adapter_diagnostics(self.engine.adapter_problems(routes), snapshot.registry)
+        if blocking:
+            return self._refuse(reason, snapshot, errors + settings_problems + blocking, changes)
         applied = await self.engine.apply(routes, ruleset)
         self.snapshot, self.settings, self.settings_digest = snapshot, settings, settings_digest
         if self.on_snapshot is not None:
@@ -156,7 +162,7 @@ class Reloader:
             if file not in broken:
                 self.last_good[file] = data
         heap.resettle()  # the replaced ruleset goes; the new one joins what full collections skip
-        problems = errors + settings_problems + route_problems
+        problems = errors + settings_problems
         outcome = "failed" if problems else "applied"
         metrics[names.RELOADS].labels(outcome).inc()
         if outcome == "applied":
@@ -170,6 +176,18 @@ class Reloader:
                              "kept_last_good": sorted(broken),
                              "errors": [str(p) for p in problems][:20]}, sort_keys=True))
         return outcome
+
+    def _refuse(self, reason: str, snapshot: Snapshot, problems: list[Diagnostic],
+                changes: dict[str, list[str]]) -> str:
+        """A reload that cannot apply as a whole: nothing changes, the last good ruleset and routes keep running."""
+        self.engine.metrics[names.RELOADS].labels("failed").inc()
+        for problem in problems:
+            log.error("reload: %s", problem)
+        log.error("reload: not applied; the last good ruleset, routes and adapters keep running")
+        log.info(json.dumps({"event": "reload", "reason": reason, "outcome": "failed", "applied": False,
+                             "digest": snapshot.digest[:12], **changes,
+                             "errors": [str(p) for p in problems][:20]}, sort_keys=True))
+        return "failed"
 
     async def watch(self, stop: asyncio.Event) -> None:
         """Reload after the directory has been quiet for `debounce` seconds (watchfiles)."""

@@ -129,3 +129,33 @@ def _adapter_problems(registry: Registry, settings: Settings, source: EndpointCo
             found += endpoint_problems(registry, settings, target, "sink",
                                        f"{role} destination of the route from {source.endpoint_id!r}")
     return found
+
+
+def adapter_diagnostics(problems: dict[str, str], registry: Registry) -> list[Diagnostic]:
+    """Adapter build failures (endpoint id -> reason) as errors located at each endpoint's document."""
+    out = []
+    for endpoint_id, reason in sorted(problems.items()):
+        endpoint = registry.endpoints.get(endpoint_id)
+        file, pointer = (endpoint.origin.file, endpoint.origin.pointer) if endpoint is not None else ("gateway.yaml", "")
+        out.append(Diagnostic(Severity.ERROR, file, f"endpoint {endpoint_id!r} cannot be used: {reason}", pointer,
+                              code="adapter"))
+    return out
+
+
+def route_warnings(routes: list[Route], registry: Registry, settings: Settings) -> list[Diagnostic]:
+    """A route that forwards nothing (no destination at all) acknowledges and drops every message: say so."""
+    warnings = []
+    configured = {route.source for route in settings.routes}
+    for route in routes:
+        if route.conformant or route.nonconformant or route.unmatched:
+            continue
+        source = route.source.endpoint_id
+        endpoint = registry.endpoints.get(source)
+        if source in configured or endpoint is None:
+            file, pointer = settings.file or "gateway.yaml", "/routes"
+        else:
+            file, pointer = endpoint.origin.file, f"{endpoint.origin.pointer}/labels"
+        warnings.append(Diagnostic(Severity.WARNING, file, f"route from {source!r} has no destination: every message "
+                                   "it receives is acknowledged and dropped; name `conformant` (and `nonconformant`)",
+                                   pointer, code="route"))
+    return warnings

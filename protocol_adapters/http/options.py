@@ -22,6 +22,9 @@ Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 name
 | `queuetimeout` | source | 10.0 | seconds a request waits for room before it is answered 503 |
 | `responsetimeout` | source | 30.0 | seconds a request waits for the runtime's ack before it is answered 503 |
 | `respond` | source | `delivery` | `delivery`: answer after the runtime's ack with the verdict (at-least-once, the client retries a 503); `receipt`: answer 202 once queued (at-most-once if the gateway dies) |
+| `headertimeout` | source | 10.0 | seconds a connection has to send a complete request head, counted from its opening or from the previous answer; idle keep-alive connections close after it too |
+| `bodytimeout` | source | 30.0 | seconds to receive a whole request body once its head arrived; slower -> 408 and the connection closes |
+| `maxconnections` | source | 1024 | open client connections at once; one more is answered 503 and closed |
 | `allowedorigins` | source | any | origins accepted by the CloudEvents webhook validation handshake (OPTIONS) |
 | `requesttimeout` | sink | 30.0 | seconds for one delivery, connect included |
 | `connections` | sink | 100 | pooled connections to the destination |
@@ -73,6 +76,9 @@ class HttpSourceOptions:
     api_key: ApiKey | None
     allowed_origins: frozenset[str] | None  # None: any origin
     reuse_port: bool = False  # SO_REUSEPORT: set by `xgate run --workers N` (share_source), never by documents
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_connections: int = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +214,9 @@ def source_options(config: EndpointConfig) -> HttpSourceOptions:
         api_key=_api_key(config),
         allowed_origins=_origins(config),
         reuse_port=config.extra.get("reuseport") is True,
+        header_timeout=read.number("headertimeout", default=10.0, above=0),
+        body_timeout=read.number("bodytimeout", default=30.0, above=0),
+        max_connections=read.integer("maxconnections", default=1024, least=1),
     )
 
 

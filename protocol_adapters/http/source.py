@@ -6,8 +6,9 @@ the runtime calls `ack` (202, or 422 when the message was rejected, with the ver
 retries. `respond: receipt` answers 202 as soon as a request is queued instead (at-most-once).
 
 A CloudEvents batch (`application/cloudevents-batch+json`) stays one envelope: the core judges every event.
-Requests outside the uri's path get 404; API-key failures 401; bodies over `maxbodysize` 413; when
-`maxinflight` requests are unacknowledged, a new one waits up to `queuetimeout`, then gets 503.
+Requests outside the uri's path get 404; API-key failures 401; bodies over `maxbodysize` 413; a body not
+received within `bodytimeout` 408; when `maxinflight` requests are unacknowledged, a new one waits up to
+`queuetimeout`, then gets 503. Header timeout, connection limit and malformed requests: guard.py.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from aiohttp.web_protocol import RequestPayloadError
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.base import Delivery, EndpointConfig
+from protocol_adapters.http.guard import GuardedServer
 from protocol_adapters.http.mapping import allowed_path, envelope_from_request, error_body, verdict_body
 from protocol_adapters.http.options import RESPOND_RECEIPT, HttpSourceOptions, source_options
 
@@ -75,7 +77,9 @@ class HttpSource:
     async def __aenter__(self) -> HttpSource:
         options = self.options
         # no access log: nothing is logged per message
-        runner = web.ServerRunner(web.Server(self._handle, access_log=None), shutdown_timeout=5.0)
+        server = GuardedServer(self._handle, endpoint_id=options.endpoint_id, header_timeout=options.header_timeout,
+                               max_connections=options.max_connections, access_log=None)
+        runner = web.ServerRunner(server, shutdown_timeout=5.0)
         await runner.setup()
         site = web.TCPSite(runner, options.host, options.port, ssl_context=options.ssl,
                            reuse_port=options.reuse_port or None)
@@ -163,7 +167,13 @@ class HttpSource:
             # only now, after the checks above, does the client send the body
             await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         try:
-            body = await self._read(request)
+            async with asyncio.timeout(options.body_timeout):
+                body = await self._read(request)
+        except TimeoutError:  # a body slower than the limit (or shorter than its Content-Length) holds nothing
+            request.content.feed_eof()
+            response = _answer(408, error_body(f"body not received within {options.body_timeout:g} s"))
+            response.force_close()
+            return response
         except (RequestPayloadError, ConnectionError) as exc:  # a coding that does not decode; a client gone
             # mark the body read: aiohttp would otherwise drain the failed stream and log the error again
             request.content.feed_eof()

@@ -12,7 +12,9 @@ import pytest
 
 from gateway.compiler import compile_registry
 from gateway.envelope import Envelope
+from gateway.errors import AdapterError
 from gateway.loader import load_snapshot
+from gateway.metrics import names
 from gateway.runtime.engine import Engine
 from gateway.runtime.pipeline import JUDGE_ATTEMPTS
 from gateway.runtime.routes import Route
@@ -232,3 +234,101 @@ def test_a_message_whose_judging_always_fails_is_routed_with_the_reason_not_retr
     reason = json.loads(headers["xgate-violations"])
     assert reason[0]["rule"] == "decode" and "RuntimeError" in reason[0]["message"], reason
     assert world.broker.depth("in") == 0
+
+
+def _dead_destination_engine(world: Any, drain_timeout: float) -> tuple[Engine, memory.MemoryBroker]:
+    world.publish([message("ok", n) for n in range(50)])
+    name = f"down-{next(_brokers)}"
+    down = memory.memory_broker(name)
+    down.down = True
+    route = world.route(inflight=5)
+    route = Route(route.source, EndpointConfig("valid", "MEMORY", (f"memory://{name}",), {"queue": "valid"}),
+                  route.nonconformant, route.unmatched, "forward", 5)
+    return Engine([route], world.ruleset, create_source=memory.create_source, create_sink=memory.create_sink,
+                  drain_timeout=drain_timeout), down
+
+
+def test_stop_completes_while_the_window_is_full_and_the_destination_is_down(world: Any) -> None:
+    """Issue 17 defect 3: the loop waiting for room in a full window must see the stop; nothing is acknowledged."""
+    engine, down = _dead_destination_engine(world, drain_timeout=0.2)
+
+    async def main() -> None:
+        task = asyncio.create_task(engine.run())
+        for _ in range(1000):
+            if engine.stats.route("in").retries > 0 and engine.stats.route("in").inflight == 5:
+                break
+            await asyncio.sleep(0.01)
+        assert engine.stats.route("in").inflight == 5  # the window is full: the loop waits for room
+        engine.request_stop()
+        await asyncio.wait_for(task, 10)
+    asyncio.run(main())
+    assert down.depth("valid") == 0 and world.broker.depth("in") == 50  # released, none acknowledged, none lost
+    assert world.broker.queue("in").unacked == {}
+
+
+def test_a_second_stop_request_does_not_wait_for_the_drain(world: Any) -> None:
+    engine, _ = _dead_destination_engine(world, drain_timeout=3600)
+
+    async def main() -> None:
+        task = asyncio.create_task(engine.run())
+        for _ in range(1000):
+            if engine.stats.route("in").inflight == 5:
+                break
+            await asyncio.sleep(0.01)
+        engine.request_stop()
+        await asyncio.sleep(0.1)
+        assert not task.done()  # draining (an hour at most)
+        engine.request_stop()
+        await asyncio.wait_for(task, 10)
+    asyncio.run(main())
+    assert world.broker.depth("in") == 50
+
+
+class _Refusing(memory.MemorySource):
+    """A source whose connection is refused for good (as a broker refusing a queue's properties)."""
+
+    async def __aenter__(self) -> memory.MemorySource:
+        raise AdapterError(f"endpoint {self.config.endpoint_id!r}: refused for good", retriable=False)
+
+
+def _refusing_when_asked(config: EndpointConfig) -> memory.MemorySource:
+    return _Refusing(config) if config.options.get("refuse") else memory.MemorySource(config)
+
+
+def test_a_route_that_cannot_start_at_startup_stops_the_gateway_with_one_reason(world: Any) -> None:
+    route = world.route()
+    route = Route(EndpointConfig("in", "MEMORY", route.source.uris, {"queue": "in", "refuse": True}),
+                  route.conformant, route.nonconformant, route.unmatched, "forward", 10)
+    engine = Engine([route], world.ruleset, create_source=_refusing_when_asked, create_sink=memory.create_sink)
+    asyncio.run(asyncio.wait_for(engine.run(), 10))  # no ExceptionGroup
+    assert engine.fatal == "route in could not start: endpoint 'in': refused for good"
+
+
+def test_a_route_a_reload_cannot_start_gives_way_to_the_route_it_replaced(world: Any) -> None:
+    world.publish([message("ok", n) for n in range(10)])
+    good = world.route()
+    bad = Route(EndpointConfig("in", "MEMORY", good.source.uris, {"queue": "in", "refuse": True}),
+                good.conformant, good.nonconformant, good.unmatched, "forward", 10)
+    engine = Engine([good], world.ruleset, create_source=_refusing_when_asked, create_sink=memory.create_sink)
+
+    async def main() -> None:
+        task = asyncio.create_task(engine.run())
+        for _ in range(1000):
+            if len(world.delivered("valid")) == 10:
+                break
+            await asyncio.sleep(0.01)
+        await engine.apply([bad], world.ruleset)
+        for _ in range(1000):
+            if engine.metrics[names.RELOADS].labels("failed")._value.get() == 1 and engine.ready()[0]:
+                break
+            await asyncio.sleep(0.01)
+        world.publish([message("ok", n) for n in range(10, 20)])
+        for _ in range(1000):
+            if len(world.delivered("valid")) == 20:
+                break
+            await asyncio.sleep(0.01)
+        engine.request_stop()
+        await asyncio.wait_for(task, 10)
+    asyncio.run(main())
+    assert engine.metrics[names.RELOADS].labels("failed")._value.get() == 1
+    assert len(world.delivered("valid")) == 20 and engine.fatal is None  # the last good route kept flowing

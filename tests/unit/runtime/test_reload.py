@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,10 @@ from gateway.loader import load_snapshot
 from gateway.metrics import names
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
+from gateway.runtime.routes import resolve_routes
 from gateway.settings import load_settings
 from gateway.testing import memory
+from protocol_adapters import registry
 
 
 def _document(type_value: str) -> dict[str, Any]:
@@ -98,3 +101,80 @@ def test_an_applied_reload_leaves_the_current_ruleset_frozen_out_of_full_collect
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()  # the rest of the test session collects as usual
+
+
+# -- reloads that cannot apply as a whole (issue 17 defects 2 and 4) ------------------------------------------
+
+def _http_documents(maxbodysize: Any) -> dict[str, dict[str, Any]]:
+    source = {"usage": ["subscriber"], "protocol": "HTTP", "envelope": "CloudEvents/1.0",
+              "protocoloptions": {"endpoints": [{"uri": "http://127.0.0.1:1/events"}], "maxbodysize": maxbodysize},
+              "labels": {"xgate.route.conformant": "out"},
+              "messages": {"m": {"envelope": "CloudEvents/1.0", "envelopemetadata": {"type": {"value": "t1"}}}}}
+    destination = {"usage": ["producer"], "protocol": "HTTP",
+                   "protocoloptions": {"endpoints": [{"uri": "http://127.0.0.1:1/valid"}]}}
+    return {"a.json": {"endpoints": {"in": source}}, "b.json": {"endpoints": {"out": destination}}}
+
+
+def _real_options_on_memory(create: Any, broker: str) -> Any:
+    """The real adapter is built (its options read, which is what can fail); messages travel on memory."""
+    def build(config: Any) -> Any:
+        create(config)
+        return (memory.create_source if create is registry.create_source else memory.create_sink)(
+            replace(config, protocol="MEMORY", uris=(f"memory://{broker}",)))
+    return build
+
+
+def _running_http_gateway(tmp_path: Path, steps: list[Any]) -> tuple[list[str], list[Any], Engine]:
+    for name, document in _http_documents(1048576).items():
+        (tmp_path / name).write_text(json.dumps(document))
+    snapshot = load_snapshot([tmp_path])
+    settings, _ = load_settings(tmp_path)
+    routes, problems = resolve_routes(snapshot.registry, settings)
+    assert not problems and len(routes) == 1
+    broker = f"reload-{tmp_path.name}"
+    engine = Engine(routes, compile_registry(snapshot.registry, snapshot.digest),
+                    create_source=_real_options_on_memory(registry.create_source, broker),
+                    create_sink=_real_options_on_memory(registry.create_sink, broker))
+    reloader = Reloader(tmp_path, engine, snapshot, settings)
+    engine.startup_digest = snapshot.digest  # type: ignore[attr-defined]
+
+    async def main() -> tuple[list[str], list[Any]]:
+        task = asyncio.create_task(engine.run())
+        outcomes, running = [], []
+        for step in steps:
+            step(tmp_path)
+            outcomes.append(await reloader.reload("test"))
+            await asyncio.sleep(0.05)  # a route started by the reload gets to connect (or fail)
+            running.append({s: r.route for s, r in engine._running.items()})
+        engine.request_stop()
+        await asyncio.wait_for(task, 10)  # the gateway is still alive: no ExceptionGroup
+        return outcomes, running
+    outcomes, running = asyncio.run(main())
+    return outcomes, running, engine
+
+
+def test_a_reload_whose_adapter_cannot_be_built_fails_and_keeps_the_last_good_route(tmp_path: Path,
+                                                                                    caplog: Any) -> None:
+    def bad_option(p: Path) -> None:
+        (p / "a.json").write_text(json.dumps(_http_documents("1MB")["a.json"]))
+
+    with caplog.at_level("ERROR", "xgate.reload"):
+        outcomes, running, engine = _running_http_gateway(tmp_path, [bad_option])
+    assert outcomes == ["failed"]
+    assert running[0]["in"].source.options["maxbodysize"] == 1048576  # the last good route and adapters
+    assert engine.metrics[names.RELOADS].labels("failed")._value.get() == 1
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert f"{tmp_path / 'a.json'}#/endpoints/in: error [adapter]: endpoint 'in' cannot be used" in logged
+    assert "maxbodysize" in logged
+
+
+def test_a_reload_that_removes_a_destination_fails_as_a_whole(tmp_path: Path, caplog: Any) -> None:
+    def remove_destination(p: Path) -> None:
+        (p / "b.json").unlink()
+
+    with caplog.at_level("ERROR", "xgate.reload"):
+        outcomes, running, engine = _running_http_gateway(tmp_path, [remove_destination])
+    assert outcomes == ["failed"]
+    assert running[0]["in"].conformant.endpoint_id == "out"  # the route keeps its last good destination
+    assert engine.ref.ruleset.digest == engine.startup_digest  # the last good ruleset, not the new one
+    assert "conformant destination 'out' is not in the registry" in "\n".join(r.getMessage() for r in caplog.records)
