@@ -25,7 +25,9 @@ def test_an_adapter_option_that_cannot_be_read_fails_startup_in_one_line_exit_tw
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and "ExceptionGroup" not in done.stderr
     [line] = [x for x in done.stderr.splitlines() if "maxbodysize" in x]
-    assert line.startswith(f"{document}#/endpoints/http.in: error [adapter]: endpoint 'http.in' cannot be used")
+    # one line at the option itself, with what was found (the one options check of lint, run and reload)
+    assert line.startswith(f"{document}#/endpoints/http.in/protocoloptions/maxbodysize: error")
+    assert "found '1MB'" in line
 
 
 def test_usage_that_is_not_a_list_of_strings_is_an_error_at_its_pointer(tmp_path: Path) -> None:
