@@ -757,7 +757,7 @@ def render(result: dict[str, Any]) -> str:
     books = result["accounting"]
     expected = books["expected_valid_dlq"]
     lines.append(f"accounting: {books['lost']} lost, {books['duplicates']} duplicates; xgate valid/dlq "
-                 f"{'as' if books['xgate_split_as_classify'] else 'NOT as'} classify decides "
+                 f"{'as' if books['xgate_split_as_classify'] else 'NOT as'} the generator made them (classify agrees) "
                  f"({expected[0]}/{expected[1]})")
     lines += [f"target {name}: {'met' if met else 'NOT met'}" for name, met in result["targets"].items()]
     lines.append(f"bench: {result['bench_seconds']:.0f} s")
