@@ -94,8 +94,8 @@ def test_destination_down_for_a_minute_under_load(tmp_path: Path) -> None:
 
     def during(world: World, gateway: Gateway) -> None:
         time.sleep(2.0)
-        before = broker_connections(gateway.process.pid, port)
-        assert before, "the gateway held no connection to the destination when the fault struck"
+        connected = broker_connections(gateway.process.pid, port)
+        assert connected, "the gateway held no connection to the destination when the fault struck"
         world.fault_started = time.monotonic()
         stop_broker("nats", env)
         down = time.monotonic()
@@ -110,7 +110,7 @@ def test_destination_down_for_a_minute_under_load(tmp_path: Path) -> None:
             time.sleep(0.5)
         start_broker("nats", env)
         world.fault_ended = time.monotonic()
-        world.reconnected = await_reconnect(gateway.process.pid, port, before)
+        world.reconnected = await_reconnect(gateway.process.pid, port, connected)
         samples.update(rss_before=before, rss_peak=peak, judged=list(judged_at.values()))
 
     rate = min(RATE, 100.0)  # enough to keep coming through the whole outage
