@@ -36,7 +36,7 @@ def _timestamp(value: Any) -> bool:
     if not isinstance(value, str) or _TIMESTAMP.match(value) is None:
         return False
     try:
-        datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+        datetime.fromisoformat(value.upper())  # Python 3.11 reads a trailing Z
     except ValueError:  # 30 February and friends
         return False
     return True

@@ -134,8 +134,7 @@ def _check_jobs(registry: Path, lines: Path, empty: Path,
     def script() -> None:
         check_line = afternoon.check_line
         with lines.open("rb") as source, open(os.devnull, "wb") as out:
-            for line in source:
-                out.write(check_line(line))
+            out.writelines(check_line(line) for line in source)
 
     return {("check", "mix"): xgate(lines), ("check-startup", "mix"): xgate(empty),
             ("afternoon-check", "mix"): script}
@@ -201,9 +200,9 @@ def run(count: int = 6000, rounds: int = 5) -> dict[str, Any]:
 
 def render(result: dict[str, Any]) -> str:
     figures, sizes = result["figures"], result["messages"]
-    out = [f"hot path: {sizes['mix']} workload messages ({sizes['structured']} conformant structured, "
-           f"{sizes['binary']} conformant binary, {sizes['failing']} failing), every candidate from the same Kafka "
-           f"records, {result['rounds']} rounds in rotating order; median [min-max]",
+    out = [(f"hot path: {sizes['mix']} workload messages ({sizes['structured']} conformant structured, "
+            f"{sizes['binary']} conformant binary, {sizes['failing']} failing), every candidate from the same Kafka "
+            f"records, {result['rounds']} rounds in rotating order; median [min-max]"),
            f"verdicts checked before timing: {result['agreement']}",
            f"{'us/message':<26}" + "".join(f"{kind:>24}" for kind in KINDS)]
 

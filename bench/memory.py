@@ -177,8 +177,8 @@ def _summary(values: list[float]) -> dict[str, float]:
 def run(definitions: int = 1000, messages: int = 2_000_000, rounds: int = 5) -> dict[str, Any]:
     rows: dict[str, list[dict[str, Any]]] = {"distinct": [], "shared": []}
     for _ in range(rounds):  # interleaved: each round measures both documents, each in a fresh process
-        for name in rows:
-            rows[name].append(_child("compile", definitions, name == "distinct"))
+        for name, results in rows.items():
+            results.append(_child("compile", definitions, name == "distinct"))
     figures = {}
     for name, results in rows.items():
         scale = 1000 / results[0]["definitions"]
@@ -198,8 +198,8 @@ def run(definitions: int = 1000, messages: int = 2_000_000, rounds: int = 5) -> 
 
 
 def render(result: dict[str, Any]) -> str:
-    lines = [f"memory: RSS per 1000 definitions, {result['rounds']} interleaved rounds of fresh processes, "
-             "MiB median [min-max]"]
+    lines = [(f"memory: RSS per 1000 definitions, {result['rounds']} interleaved rounds of fresh processes, "
+              "MiB median [min-max]")]
     for name, label in (("distinct", "every copy's schemas distinct"), ("shared", "copies share 50 schemas")):
         f = result["figures"][name]
         lines.append(f"  {label} ({f['definitions']} definitions, {f['schemas']} distinct schemas): "

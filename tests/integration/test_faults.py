@@ -16,8 +16,17 @@ from typing import Any
 import pytest
 
 from tests.conftest import free_port
-from tests.integration.harness import (Gateway, World, await_reconnect, broker_connections, restart_broker, rss_bytes,
-                                      run_scenario, start_broker, stop_broker)
+from tests.integration.harness import (
+    Gateway,
+    World,
+    await_reconnect,
+    broker_connections,
+    restart_broker,
+    rss_bytes,
+    run_scenario,
+    start_broker,
+    stop_broker,
+)
 from tests.integration.profiles import PROFILES, private_nats
 from tests.integration.reliability import record
 from tests.integration.slow_link import SlowLink

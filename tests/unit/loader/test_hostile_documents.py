@@ -105,7 +105,7 @@ def test_depth_counts_through_shared_yaml_nodes() -> None:
 def test_huge_yaml_is_refused_before_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = "a: [" + "1," * (MAX_YAML_CHARACTERS // 2) + "1]\n"
     # before parsing: the YAML loader is never even built (checked by construction, not by the clock)
-    import gateway.loader.decode as decode
+    from gateway.loader import decode
 
     def never(*args: Any) -> Any:
         raise AssertionError("the YAML parser was started on a document over the limit")
