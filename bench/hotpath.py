@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import statistics
@@ -128,8 +129,16 @@ def _check_jobs(registry: Path, lines: Path, empty: Path,
     def xgate(path: Path) -> Callable[[], None]:
         def run() -> None:
             with open(os.devnull, "w") as out, contextlib.redirect_stdout(out):
-                cli.main(["check", "--registry", str(registry), str(path)])
+                code = cli.main(["check", "--registry", str(registry), str(path)])
+            assert code in (0, 1), f"xgate check exited {code}"
         return run
+
+    # once, untimed: the command really writes one verdict line per message
+    written = io.StringIO()
+    with contextlib.redirect_stdout(written):
+        cli.main(["check", "--registry", str(registry), str(lines)])
+    count = sum(1 for line in lines.read_text("utf-8").splitlines() if line.strip())
+    assert len(written.getvalue().splitlines()) == count, "xgate check did not write a verdict per message"
 
     def script() -> None:
         check_line = afternoon.check_line
