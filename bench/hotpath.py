@@ -1,20 +1,27 @@
-"""The hot path on the reference workload, against its floor and the naive baseline, in one run.
+"""The hot path on the reference workload, against the orjson floor and the baselines, in one run.
 
-    python -m bench.hotpath [--count 20000] [--naive-count 2000] [--rounds 5]
+    python -m bench.hotpath [--count 6000] [--rounds 5]
 
-Candidates, over the same seeded messages (bench/workload.py):
-  floor          orjson.loads of every message body (the cost of merely reading it)
-  naive          cloudevents SDK + a loop over every definition + `jsonschema.validate` (as its docs show it)
-  naive-prebuilt the same, with the schema check jsonschema.validate repeats on every call left out
-  classify       Ruleset.classify on prepared Envelopes (xgate's hot path)
-  check          recorded line -> verdict -> JSON line, as `xgate check` does it
-The naive candidates are slow, so they run on the first --naive-count messages; every figure is a cost per
-message, and the ratios compare those. Rounds are interleaved; medians and spread are reported.
+Every candidate starts from the same Kafka records (headers as (name, bytes) pairs, the value as bytes, as
+a consumer delivers them) of the same seeded messages (bench/workload.py), split by what the generator made
+each message to be:
+  floor       orjson.loads of the value (the cost of merely reading it)
+  classify    the record made an Envelope as the Kafka source does, then Ruleset.classify (xgate's hot path)
+  afternoon   bench/afternoon.py: orjson, dispatch on `type`, plain loops, jsonschema-rs built once
+  naive       bench/naive.py, the literal old baseline (cloudevents SDK, every definition, jsonschema.validate)
+and, over the recorded lines of the whole mix, `xgate check` (gateway.cli.main, its start-up on an empty
+input subtracted) against the afternoon script turning the same lines into verdict lines.
+Before timing, the afternoon script must give xgate's verdict (outcome and message id) on every message and
+the naive one xgate's outcome. Each round runs every (candidate, messages) pair once, the order rotated by
+one each round; figures are medians over the rounds with their range, and a target counts as met only when
+the median meets it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import statistics
@@ -27,102 +34,214 @@ from typing import Any
 import orjson
 
 from bench import workload
+from bench.afternoon import AfternoonValidator
 from bench.naive import NaiveValidator
 from bench.results import save
-from gateway.check import judge_lines
-from gateway.compiler import compile_registry
+from gateway import cli
+from gateway.compiler import Ruleset, compile_registry
 from gateway.loader import load_snapshot
-from gateway.recorded import envelope_from_record
+from protocol_adapters.kafka.mapping import kafka_envelope
+
+Wire = tuple[str, int, bytes, bytes, list[tuple[str, bytes]], int]  # topic, partition, key, value, headers, ts
+KINDS = {"structured": "conformant structured", "binary": "conformant binary", "failing": "failing (explained)",
+         "mix": "the reference mix"}
+# issue 18's targets, as (numerator, denominator, kind, comparison, bound)
+TARGETS = (("classify", "floor", "structured", "<=", 3.5), ("classify", "floor", "binary", "<=", 6.0),
+           ("classify", "floor", "failing", "<=", 8.0), ("classify", "floor", "mix", "<=", 5.0),
+           ("check", "floor", "mix", "<=", 7.0), ("afternoon-check", "check", "mix", ">=", 2.0))
 
 
-def candidates(count: int, naive_count: int) -> tuple[dict[str, Callable[[], None]], dict[str, int]]:
+def wire(record: dict[str, Any]) -> Wire:
+    headers = [(name, text.encode()) for name, text in record["headers"].items()]
+    return (record["topic"], record["partition"], record["key"].encode(), record["body"].encode(), headers,
+            record["timestamp"])
+
+
+def split(samples: list[workload.Sample]) -> dict[str, list[Wire]]:
+    """The messages of each kind, by the generator's intent (not by any verdict)."""
+    ok = [s for s in samples if s.kind == workload.OK]
+    return {"structured": [wire(s.record) for s in ok if s.structured],
+            "binary": [wire(s.record) for s in ok if not s.structured],
+            "failing": [wire(s.record) for s in samples if s.kind != workload.OK],
+            "mix": [wire(s.record) for s in samples]}
+
+
+def _envelope(item: Wire) -> Any:
+    topic, partition, key, value, headers, timestamp = item
+    return kafka_envelope(topic, partition, 0, key, value, headers, timestamp, workload.ENDPOINT)
+
+
+def agree(ruleset: Ruleset, afternoon: AfternoonValidator, naive: NaiveValidator, items: list[Wire]) -> None:
+    """Refuse to time baselines that judge differently from xgate."""
+    for index, item in enumerate(items):
+        verdict = ruleset.classify(_envelope(item))
+        expected = verdict.messageid if verdict.conformant else None
+        got = afternoon.judge(item[4], item[3])
+        assert got == expected, f"message {index}: afternoon script says {got}, xgate {expected}"
+        record = {"key": item[2].decode(), "headers": {n: v.decode() for n, v in item[4]}, "body": item[3].decode()}
+        assert naive.judge(record) == verdict.conformant, f"message {index}: naive baseline disagrees with xgate"
+
+
+def _per_kind(ruleset: Ruleset, afternoon: AfternoonValidator, naive: NaiveValidator,
+              kinds: dict[str, list[Wire]]) -> dict[tuple[str, str], Callable[[], None]]:
+    def floor(items: list[Wire]) -> Callable[[], None]:
+        def run() -> None:
+            loads = orjson.loads
+            for item in items:
+                try:
+                    loads(item[3])
+                except orjson.JSONDecodeError:
+                    pass
+        return run
+
+    def classify(items: list[Wire]) -> Callable[[], None]:
+        def run() -> None:
+            judge, envelope = ruleset.classify, kafka_envelope
+            for topic, partition, key, value, headers, timestamp in items:
+                judge(envelope(topic, partition, 0, key, value, headers, timestamp, workload.ENDPOINT))
+        return run
+
+    def script(items: list[Wire]) -> Callable[[], None]:
+        def run() -> None:
+            judge = afternoon.judge
+            for item in items:
+                judge(item[4], item[3])
+        return run
+
+    records = [{"key": i[2].decode(), "headers": {n: v.decode() for n, v in i[4]}, "body": i[3].decode()}
+               for i in kinds["mix"]]
+
+    def literal() -> None:
+        for record in records:
+            naive.judge(record)
+
+    jobs: dict[tuple[str, str], Callable[[], None]] = {}
+    for kind, items in kinds.items():
+        jobs[("floor", kind)] = floor(items)
+        jobs[("classify", kind)] = classify(items)
+        jobs[("afternoon", kind)] = script(items)
+    jobs[("naive", "mix")] = literal
+    return jobs
+
+
+def _check_jobs(registry: Path, lines: Path, empty: Path,
+                afternoon: AfternoonValidator) -> dict[tuple[str, str], Callable[[], None]]:
+    def xgate(path: Path) -> Callable[[], None]:
+        def run() -> None:
+            with open(os.devnull, "w") as out, contextlib.redirect_stdout(out):
+                code = cli.main(["check", "--registry", str(registry), str(path)])
+            assert code in (0, 1), f"xgate check exited {code}"
+        return run
+
+    # once, untimed: the command really writes one verdict line per message
+    written = io.StringIO()
+    with contextlib.redirect_stdout(written):
+        cli.main(["check", "--registry", str(registry), str(lines)])
+    count = sum(1 for line in lines.read_text("utf-8").splitlines() if line.strip())
+    assert len(written.getvalue().splitlines()) == count, "xgate check did not write a verdict per message"
+
+    def script() -> None:
+        check_line = afternoon.check_line
+        with lines.open("rb") as source, open(os.devnull, "wb") as out:
+            out.writelines(check_line(line) for line in source)
+
+    return {("check", "mix"): xgate(lines), ("check-startup", "mix"): xgate(empty),
+            ("afternoon-check", "mix"): script}
+
+
+def _ratios(timings: dict[tuple[str, str], list[float]], sizes: dict[str, int]) -> dict[str, list[float]]:
+    """Per round: each candidate over each other it is compared with, from the same round's timings."""
+    rounds = range(len(timings[("floor", "mix")]))
+    startup = timings.pop(("check-startup", "mix"))
+    timings[("check", "mix")] = [t - startup[r] for r, t in enumerate(timings[("check", "mix")])]
+    per = {key: [t / sizes[key[1]] for t in values] for key, values in timings.items()}
+
+    def ratio(numerator: str, denominator: str, kind: str) -> list[float]:
+        return [per[(numerator, kind)][r] / per[(denominator, kind)][r] for r in rounds]
+
+    out = {f"{a}/{b} {kind}": ratio(a, b, kind) for kind in KINDS for a, b in (("classify", "floor"),
+                                                                                ("afternoon", "floor"))}
+    for a, b in (("check", "floor"), ("afternoon-check", "check"), ("afternoon", "classify"), ("naive", "classify")):
+        out[f"{a}/{b} mix"] = ratio(a, b, "mix")
+    out.update({f"us {key[0]} {key[1]}": [1e6 * v for v in values] for key, values in per.items()})
+    out["ms check start-up"] = [1e3 * t for t in startup]
+    return out
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def run(count: int = 6000, rounds: int = 5) -> dict[str, Any]:
+    samples = workload.samples(count)
     document = workload.registry_document()
-    records = workload.messages(count)
+    kinds = split(samples)
     with tempfile.TemporaryDirectory(prefix="xgate-bench-") as folder:
-        path = Path(folder) / "workload.xreg.json"
-        path.write_text(json.dumps(document), "utf-8")
-        snapshot = load_snapshot([path])
-    ruleset = compile_registry(snapshot.registry, snapshot.digest)
-    envelopes = [envelope_from_record(r) for r in records]
-    bodies = [e.body for e in envelopes]
-    lines = [json.dumps(r) + "\n" for r in records]
-    naive_records = records[:naive_count]
-    literal = NaiveValidator(document)
-    prebuilt = NaiveValidator(document, recheck_schemas=False)
-
-    def floor() -> None:
-        loads = orjson.loads
-        for body in bodies:
-            try:
-                loads(body)
-            except orjson.JSONDecodeError:
-                pass
-
-    def naive() -> None:
-        for record in naive_records:
-            literal.judge(record)
-
-    def naive_prebuilt() -> None:
-        for record in naive_records:
-            prebuilt.judge(record)
-
-    def classify() -> None:
-        run = ruleset.classify
-        for envelope in envelopes:
-            run(envelope)
-
-    def check() -> None:
-        with open(os.devnull, "w") as out:
-            for verdict in judge_lines(ruleset, lines):  # noqa: FURB122 - one write a verdict, as the CLI does
-                out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
-
-    runs = {"floor": floor, "naive": naive, "naive-prebuilt": naive_prebuilt, "classify": classify, "check": check}
-    sizes = {name: naive_count if name.startswith("naive") else count for name in runs}
-    return runs, sizes
-
-
-def run(count: int = 20000, naive_count: int = 2000, rounds: int = 5) -> dict[str, Any]:
-    runs, sizes = candidates(count, naive_count)
-    timings: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, candidate in runs.items():  # interleaved: each round runs every candidate once
-            start = time.perf_counter()
-            candidate()
-            timings[name].append((time.perf_counter() - start) / sizes[name])
-    per_message = {name: statistics.median(values) for name, values in timings.items()}
-    return {
-        "messages": count, "naive_messages": naive_count, "rounds": rounds,
-        "per_message_us": {name: 1e6 * value for name, value in per_message.items()},
-        "spread_pct": {name: 100 * (max(v) - min(v)) / statistics.median(v) for name, v in timings.items()},
-        "ratios": {
-            "classify_over_floor": per_message["classify"] / per_message["floor"],
-            "check_over_floor": per_message["check"] / per_message["floor"],
-            "classify_rate_over_naive": per_message["naive"] / per_message["classify"],
-            "classify_rate_over_naive_prebuilt": per_message["naive-prebuilt"] / per_message["classify"],
-        },
-        "targets": {"classify_rate_over_naive >= 15": per_message["naive"] / per_message["classify"] >= 15,
-                    "classify_over_floor <= 3": per_message["classify"] / per_message["floor"] <= 3},
-    }
+        registry = Path(folder) / "workload.xreg.json"
+        registry.write_text(json.dumps(document), "utf-8")
+        lines, empty = Path(folder) / "messages.jsonl", Path(folder) / "empty.jsonl"
+        lines.write_text("".join(json.dumps(s.record) + "\n" for s in samples), "utf-8")
+        empty.write_text("", "utf-8")
+        snapshot = load_snapshot([registry])
+        ruleset = compile_registry(snapshot.registry, snapshot.digest)
+        afternoon, naive = AfternoonValidator(document), NaiveValidator(document)
+        agree(ruleset, afternoon, naive, kinds["mix"])
+        jobs = {**_per_kind(ruleset, afternoon, naive, kinds), **_check_jobs(registry, lines, empty, afternoon)}
+        order = list(jobs)
+        jobs[("check-startup", "mix")]()  # warm-up: the first call imports what the CLI loads lazily
+        timings: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
+        for index in range(rounds):
+            shift = index % len(order)
+            for key in order[shift:] + order[:shift]:  # every pair once a round, the order rotated
+                start = time.perf_counter()
+                jobs[key]()
+                timings[key].append(time.perf_counter() - start)
+    sizes = {kind: len(items) for kind, items in kinds.items()}
+    figures = {name: _summary(values) for name, values in _ratios(timings, sizes).items()}
+    targets = {}
+    for numerator, denominator, kind, comparison, bound in TARGETS:
+        name = f"{numerator}/{denominator} {kind}"
+        median = figures[name]["median"]
+        targets[f"{name} {comparison} {bound}"] = median <= bound if comparison == "<=" else median >= bound
+    return {"messages": sizes, "rounds": rounds, "agreement": "afternoon = xgate (outcome and id), naive = xgate "
+            f"(outcome) on all {sizes['mix']} messages", "figures": figures, "targets": targets}
 
 
 def render(result: dict[str, Any]) -> str:
-    title = (f"hot path: {result['messages']} workload messages ({result['naive_messages']} for naive), "
-             f"{result['rounds']} interleaved rounds, medians")
-    lines = [title, f"{'candidate':<16} {'us/msg':>9} {'spread%':>8}"]
-    for name, value in result["per_message_us"].items():
-        lines.append(f"{name:<16} {value:>9.2f} {result['spread_pct'][name]:>8.1f}")
-    lines += [f"{name}: {ratio:.2f}x" for name, ratio in result["ratios"].items()]
-    lines += [f"target {name}: {'met' if met else 'NOT met'}" for name, met in result["targets"].items()]
-    return "\n".join(lines)
+    figures, sizes = result["figures"], result["messages"]
+    out = [(f"hot path: {sizes['mix']} workload messages ({sizes['structured']} conformant structured, "
+            f"{sizes['binary']} conformant binary, {sizes['failing']} failing), every candidate from the same Kafka "
+            f"records, {result['rounds']} rounds in rotating order; median [min-max]"),
+           f"verdicts checked before timing: {result['agreement']}",
+           f"{'us/message':<26}" + "".join(f"{kind:>24}" for kind in KINDS)]
+
+    def cell(name: str) -> str:
+        if name not in figures:
+            return f"{'-':>24}"
+        f = figures[name]
+        return f"{f['median']:>9.2f} [{f['min']:.2f}-{f['max']:.2f}]".rjust(24)
+
+    for candidate in ("floor", "classify", "afternoon", "naive", "check", "afternoon-check"):
+        label = "check (start-up out)" if candidate == "check" else candidate
+        out.append(f"{label:<26}" + "".join(cell(f"us {candidate} {kind}") for kind in KINDS))
+    f = figures["ms check start-up"]
+    out.append(f"`xgate check` start-up (subtracted): {f['median']:.0f} ms [{f['min']:.0f}-{f['max']:.0f}]")
+    out.append("ratios (per round, then median [min-max]):")
+    for name, f in figures.items():
+        if "/" in name:
+            out.append(f"  {name:<28} {f['median']:>7.2f}x [{f['min']:.2f}-{f['max']:.2f}]")
+    out.append("targets of issue 18, on the median (afternoon-check/check is how many times faster `xgate check` "
+               "is than the afternoon script):")
+    out += [f"  target {name}: {'met' if met else 'NOT met'}" for name, met in result["targets"].items()]
+    return "\n".join(out)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--count", type=int, default=20000)
-    parser.add_argument("--naive-count", type=int, default=2000)
+    parser.add_argument("--count", type=int, default=6000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    result = run(args.count, args.naive_count, args.rounds)
+    result = run(args.count, args.rounds)
     save("hotpath", result)
     print(render(result))
     return 0

@@ -1,8 +1,10 @@
 """The Spark runner against single-process `xgate check`, on the same 100k Kafka messages, in one run.
 
-    python -m bench.spark [--count 100000] [--rounds 3] [--master local[2]] [--no-kafka]
+    python -m bench.spark [--count 100000] [--rounds 5] [--master local[2]] [--no-kafka]
 
-Batch candidates (interleaved rounds over one cached DataFrame of recorded lines):
+Every candidate runs once to warm up, then once a round, the order rotated each round; medians and ranges
+over rounds, and each candidate's rate over `check` is taken per round before its median.
+Batch candidates (over one cached DataFrame of recorded lines):
   check          `xgate check` in this process (judge, write JSON lines), one core: the reference
   jvm-only       the same rows through Spark without Python (a no-op write): job and scan overhead
   arrow-identity mapInArrow that returns its input: JVM -> Python -> JVM transfer and worker overhead
@@ -162,10 +164,12 @@ def measure(candidates: dict[str, Callable[[], None]], rounds: int) -> dict[str,
     for run in candidates.values():  # warm-up: Python workers started, registries compiled on executors
         run()
     timings: dict[str, list[float]] = {name: [] for name in candidates}
-    for _ in range(rounds):
-        for name, run in candidates.items():  # interleaved: each round runs every candidate once
+    order = list(candidates)
+    for index in range(rounds):
+        shift = index % len(order)
+        for name in order[shift:] + order[:shift]:  # every candidate once a round, the order rotated
             start = time.perf_counter()
-            run()
+            candidates[name]()
             timings[name].append(time.perf_counter() - start)
     return timings
 
@@ -173,7 +177,7 @@ def measure(candidates: dict[str, Callable[[], None]], rounds: int) -> dict[str,
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=100000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--no-kafka", action="store_true", help="only the batch candidates")
     args = parser.parse_args()
@@ -186,26 +190,32 @@ def main() -> int:
     spark = build_session(args.master, "xgate-bench")
     phases: dict[str, float] = {}
     try:
-        timings = measure(batch_candidates(spark, lines), args.rounds)
-        if not args.no_kafka:
-            with tempfile.TemporaryDirectory(prefix="xgate-bench-") as work:
-                timings.update(measure(stream_candidates(spark, records, Path(work), phases),
-                                       max(1, args.rounds - 1)))
+        candidates = batch_candidates(spark, lines)
+        with tempfile.TemporaryDirectory(prefix="xgate-bench-") as work:
+            if not args.no_kafka:  # streaming and batch candidates share the rounds: one ratio to `check` each
+                candidates.update(stream_candidates(spark, records, Path(work), phases))
+            timings = measure(candidates, args.rounds)
     finally:
         spark.stop()
     medians = {name: statistics.median(values) for name, values in timings.items()}
-    result = {"messages": args.count, "rounds": args.rounds, "master": args.master,
+    # the rate over `check` per round (same round, same records), then its median and range
+    over_check = {n: [timings["check"][r] / t for r, t in enumerate(v)] for n, v in timings.items()}
+    result = {"messages": args.count, "rounds": args.rounds, "master": args.master, "kafka": not args.no_kafka,
               "messages_per_s": {n: args.count / m for n, m in medians.items()},
-              "seconds": medians,
-              "spread_pct": {n: 100 * (max(v) - min(v)) / statistics.median(v) for n, v in timings.items()},
-              "rate_over_check": {n: medians["check"] / m for n, m in medians.items()},
+              "seconds": medians, "seconds_range": {n: [min(v), max(v)] for n, v in timings.items()},
+              "rate_over_check": {n: statistics.median(v) for n, v in over_check.items()},
+              "rate_over_check_range": {n: [min(v), max(v)] for n, v in over_check.items()},
               "runner_seconds_by_phase": phases}
     save("spark", result)
-    print(f"{args.count} messages, Spark {args.master}, {args.rounds} interleaved rounds (medians)")
-    print(f"{'candidate':<16} {'msg/s':>10} {'seconds':>8} {'spread%':>8} {'rate vs check':>14}")
+    print(f"spark: {args.count} messages, Spark {args.master}, "
+          f"{'batch and streaming' if result['kafka'] else 'batch only'}, one warm-up run each, then "
+          f"{args.rounds} rounds in rotating order; median [min-max]")
+    print(f"{'candidate':<16} {'msg/s':>10} {'seconds':>18} {'rate vs check':>22}")
     for name in timings:
-        print(f"{name:<16} {result['messages_per_s'][name]:>10.0f} {medians[name]:>8.2f} "
-              f"{result['spread_pct'][name]:>8.1f} {result['rate_over_check'][name]:>13.2f}x")
+        low, high = result["seconds_range"][name]
+        ratio_low, ratio_high = result["rate_over_check_range"][name]
+        print(f"{name:<16} {result['messages_per_s'][name]:>10.0f} {medians[name]:>7.2f} [{low:.2f}-{high:.2f}]"
+              f" {result['rate_over_check'][name]:>8.2f}x [{ratio_low:.2f}-{ratio_high:.2f}]")
     if phases:
         print("kafka-runner, last round: " + ", ".join(f"{name} {value:.1f}" for name, value in phases.items()))
     return 0

@@ -27,3 +27,29 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def _skip_location(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # (path, line, reason)
+        return f"{os.path.relpath(longrepr[0], REPO)}:{longrepr[1]}"
+    return report.nodeid
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """A green run without the conformance material is partial: say so, with how much was skipped."""
+    absent = not SHARED_CONFORMANCE.is_dir()
+    skipped = [report for report in terminalreporter.stats.get("skipped", [])
+               if ABSENT_HINT in str(report.longrepr)
+               or (absent and "got empty parameter set" in str(report.longrepr))]
+    if not skipped:
+        return
+    # a module that skips as a whole, or a suite generated from the material (an empty parameter set without
+    # it), reports once, whatever number of tests it holds
+    wholes = sorted({_skip_location(r) for r in skipped
+                     if "::" not in r.nodeid or "got empty parameter set" in str(r.longrepr)})
+    tests = len(skipped) - len(wholes)
+    terminalreporter.write_sep("=", "PARTIAL RUN: conformance tests skipped", yellow=True, bold=True)
+    terminalreporter.write_line(f"{tests} conformance tests skipped, plus {len(wholes)} modules or generated suites "
+                                f"skipped whole ({', '.join(wholes)}); material looked for at {SHARED_CONFORMANCE}: "
+                                f"{ABSENT_HINT}")

@@ -9,6 +9,11 @@ marks dangling that loads clean, or an invalid-JSON file without a parse error w
 a disagreement. Each disagreement must be explained in JUDGEMENTS below (decided by a person after
 reading the document); an unexplained one stops the script before anything is written (--force to
 write anyway). The judgement text is stored beside the pin and printed when the test fails.
+
+Independently of the loader, corpus_by_hand.py holds what a person read in a sample of the documents
+(definition counts, error locations); a pin that disagrees with it is never written, --force or not.
+Every run prints, file by file, what a re-pin would change (definitions, errors added and removed,
+warning counts, generation), then the raw diff, for review before the result is committed.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.conformance.corpus_by_hand import by_hand_disagreements
 from tests.conformance.corpus_outcomes import EXPECTATIONS, corpus_documents, current_pins
 from tests.conftest import SHARED_CONFORMANCE
 
@@ -129,6 +135,29 @@ def build(force: bool) -> tuple[dict[str, Any], list[str]]:
             "files": files}, unreviewed
 
 
+def review(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What changes file by file, in words a reviewer can check against the document."""
+    lines = []
+    for path in sorted(set(old) | set(new)):
+        before, after = old.get(path), new.get(path)
+        if before is None or after is None:
+            lines.append(f"{'+' if before is None else '-'} {path}")
+            continue
+        changes = []
+        if before["definitions"] != after["definitions"]:
+            changes.append(f"definitions {before['definitions']} -> {after['definitions']}")
+        added = sorted(set(after["errors"]) - set(before["errors"]))
+        removed = sorted(set(before["errors"]) - set(after["errors"]))
+        changes += [f"new error {e}" for e in added] + [f"error gone {e}" for e in removed]
+        if before["warnings"] != after["warnings"]:
+            changes.append(f"warnings {before['warnings']} -> {after['warnings']}")
+        if before["generation"] != after["generation"]:
+            changes.append(f"generation {before['generation']} -> {after['generation']}")
+        if changes:
+            lines.append(f"~ {path}: " + "; ".join(changes))
+    return lines
+
+
 def summary(files: dict[str, Any]) -> str:
     from collections import Counter
 
@@ -155,8 +184,19 @@ def main(argv: list[str] | None = None) -> int:
         print("add a judgement to JUDGEMENTS in pin_corpus.py after reading each document (or --force)",
               file=sys.stderr)
         return 1
+    by_hand = [f"{path}: {problem}" for path, pin in data["files"].items()
+               for problem in by_hand_disagreements(path, pin)]
+    for line in by_hand:
+        print(f"DISAGREES WITH THE DOCUMENT READ BY HAND {line}", file=sys.stderr)
+    if by_hand:
+        print("the loader changed what a person read in these documents (corpus_by_hand.py): fix the loader, "
+              "or reread the document and correct corpus_by_hand.py; nothing written", file=sys.stderr)
+        return 1
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     old = EXPECTATIONS.read_text("utf-8") if EXPECTATIONS.exists() else ""
+    pinned = json.loads(old)["files"] if old else {}
+    changes = review(pinned, data["files"])
+    print("review, file by file:\n" + ("\n".join(changes) if changes else "no file changes"))
     diff = list(difflib.unified_diff(old.splitlines(), text.splitlines(), "pinned", "now", lineterm="", n=2))
     print("\n".join(diff) if diff else "no change")
     print(summary(data["files"]))

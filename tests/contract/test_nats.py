@@ -29,6 +29,8 @@ from protocol_adapters.base import EndpointConfig
 from tests.conftest import free_port
 from tests.contract.suite import ContractSuite, publish, run, take
 
+pytestmark = pytest.mark.integration  # a real broker on 127.0.0.1
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "deploy" / "brokers" / "nats.sh"
 PORT = int(os.environ.get("XGATE_NATS_PORT", "4222"))

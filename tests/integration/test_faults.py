@@ -16,7 +16,17 @@ from typing import Any
 import pytest
 
 from tests.conftest import free_port
-from tests.integration.harness import Gateway, World, restart_broker, rss_bytes, run_scenario, start_broker, stop_broker
+from tests.integration.harness import (
+    Gateway,
+    World,
+    await_reconnect,
+    broker_connections,
+    restart_broker,
+    rss_bytes,
+    run_scenario,
+    start_broker,
+    stop_broker,
+)
 from tests.integration.profiles import PROFILES, private_nats
 from tests.integration.reliability import record
 from tests.integration.slow_link import SlowLink
@@ -35,16 +45,29 @@ def check_nothing_lost(report: dict[str, Any], test: str, fault: str, extra: dic
     for destination in ("valid", "dlq", "unknown"):
         counts = report[destination]
         assert counts["missing"] == 0 and counts["unexpected"] == 0, f"{summary}\n{log}"
+    struck = report.get("fault")
+    if struck:  # the fault must have struck mid-stream, and the gateway come back through it
+        assert struck["published_before_fault_s"] > 0 and struck["published_after_fault_s"] > 0, summary
+        assert struck["arrived_before_fault"] > 0, f"nothing had come through before the fault: {summary}"
+        assert report["recovery_seconds"] is not None, f"nothing came through after the fault: {summary}"
+        assert struck["reconnected"] is not False, f"no new connection to the faulted broker: {summary}"
     row = record(test, fault, report, extra)
     print(f"accounted for {row['sent']} messages; duplicates: {row['duplicated']}; "
           f"recovery: {row['recovery_seconds']} s")
 
 
+BROKER_PORTS = {"rabbitmq": 5672, "nats": 4222}
+
+
 def restart_after(broker: str, delay: float) -> Any:
     def during(world: World, gateway: Gateway) -> None:
         time.sleep(delay)
+        before = broker_connections(gateway.process.pid, BROKER_PORTS[broker])
+        assert before, f"the gateway held no connection to {broker} when the fault struck"
+        world.fault_started = time.monotonic()
         restart_broker(broker)
         world.fault_ended = time.monotonic()
+        world.reconnected = await_reconnect(gateway.process.pid, BROKER_PORTS[broker], before)
     return during
 
 
@@ -80,6 +103,9 @@ def test_destination_down_for_a_minute_under_load(tmp_path: Path) -> None:
 
     def during(world: World, gateway: Gateway) -> None:
         time.sleep(2.0)
+        connected = broker_connections(gateway.process.pid, port)
+        assert connected, "the gateway held no connection to the destination when the fault struck"
+        world.fault_started = time.monotonic()
         stop_broker("nats", env)
         down = time.monotonic()
         before = rss_bytes(gateway.process.pid)
@@ -93,6 +119,7 @@ def test_destination_down_for_a_minute_under_load(tmp_path: Path) -> None:
             time.sleep(0.5)
         start_broker("nats", env)
         world.fault_ended = time.monotonic()
+        world.reconnected = await_reconnect(gateway.process.pid, port, connected)
         samples.update(rss_before=before, rss_peak=peak, judged=list(judged_at.values()))
 
     rate = min(RATE, 100.0)  # enough to keep coming through the whole outage
@@ -118,6 +145,7 @@ def test_sigkill_mid_stream_then_restart(tmp_path: Path) -> None:
     def during(world: World, gateway: Gateway) -> Gateway:
         time.sleep(3.0)
         assert metric(gateway, "xgate_messages_total") > 0, "killed before any message went through"
+        world.fault_started = time.monotonic()
         gateway.kill()
         replacement = Gateway(world.config_dir)
         world.fault_ended = time.monotonic()
@@ -145,6 +173,7 @@ def test_slow_destination(tmp_path: Path) -> None:
 def test_sigterm_under_load_drains_and_a_restarted_gateway_finishes(tmp_path: Path) -> None:
     def during(world: World, gateway: Gateway) -> Gateway:
         time.sleep(2.0)
+        world.fault_started = time.monotonic()
         code = gateway.stop(timeout=60)
         assert code == 0, gateway.output()[-3000:]
         replacement = Gateway(world.config_dir)

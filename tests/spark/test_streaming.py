@@ -43,6 +43,8 @@ from protocol_adapters.kafka.mapping import outgoing_record
 from tests.integration import traffic as it_traffic
 from tests.integration.harness import start_broker
 
+pytestmark = pytest.mark.integration  # a real broker on 127.0.0.1
+
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "config" / "demo"
 BINDINGS_DOC = REPO / "tests" / "documents" / "cloudevents" / "bindings.xreg.json"

@@ -118,3 +118,21 @@ def test_naive_literal_validate_agrees_on_every_kind(document: dict[str, Any], s
         first.setdefault(s.kind, index)
     assert set(first) == set(workload.KINDS)
     assert all(naive.judge(samples[i].record) == verdicts[i] for i in first.values())
+
+
+def test_afternoon_script_gives_xgate_verdict_on_every_message(document: dict[str, Any], ruleset: Ruleset,
+                                                                samples: list[workload.Sample]) -> None:
+    # the reference baseline must do the same job: outcome and message id on every message, every kind
+    from bench.afternoon import AfternoonValidator
+    from bench.hotpath import split
+    from protocol_adapters.kafka.mapping import kafka_envelope
+
+    afternoon = AfternoonValidator(document)
+    kinds: Counter[str] = Counter()
+    for sample, (topic, partition, key, value, headers, timestamp) in zip(samples, split(samples)["mix"],
+                                                                         strict=True):
+        verdict = ruleset.classify(kafka_envelope(topic, partition, 0, key, value, headers, timestamp,
+                                                  workload.ENDPOINT))
+        assert afternoon.judge(headers, value) == (verdict.messageid if verdict.conformant else None), sample.kind
+        kinds[sample.kind] += 1
+    assert set(kinds) == set(workload.KINDS)

@@ -23,15 +23,34 @@ def lines(records: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
 
 
+# the definition each sample maker builds messages for, read from config/demo's documents
+MADE_AS = {"telemetry": "com.example.telemetry.reading", "order_placed": "com.example.orders.placed",
+           "order_cancelled": "com.example.orders.cancelled", "boiler": "boiler.status", "door": "door.opened"}
+
+
 def test_check_reads_stdin_and_keeps_order() -> None:
-    records = generate(40, seed=3)
+    """Verdict i is about record i: each record is made clean or with a defect, by a maker of a known definition."""
+    import random
+
+    rng = random.Random(3)
+    made: list[tuple[str, str | None]] = []
+    records = []
+    for _ in range(40):
+        make, _, defects = rng.choice(KINDS)
+        defect = rng.choice(defects) if rng.random() < 0.4 else None
+        made.append((make.__name__, defect))
+        records.append(make(rng, defect))
     result = xgate("check", "--registry", str(DEMO), "-", stdin=lines(records))
     verdicts = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(verdicts) == 40
-    assert result.returncode == (1 if any(v["verdict"] == "nonconformant" for v in verdicts) else 0)
-    for record, verdict in zip(records, verdicts):
-        if verdict["verdict"] == "conformant":
-            assert verdict["violations"] == [] and verdict["messageid"]
+    assert result.returncode == 1
+    assert {d is None for _, d in made} == {True, False} and len({m for m, _ in made}) >= 4
+    for index, ((maker, defect), verdict) in enumerate(zip(made, verdicts, strict=True)):
+        if defect is None:
+            assert verdict["verdict"] == "conformant" and verdict["violations"] == [], (index, verdict)
+            assert verdict["messageid"] == MADE_AS[maker], (index, maker, verdict)
+        else:
+            assert verdict["verdict"] == "nonconformant" and verdict["violations"], (index, maker, defect, verdict)
 
 
 def test_exit_zero_when_all_conformant(tmp_path: Path) -> None:

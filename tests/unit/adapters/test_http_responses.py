@@ -248,7 +248,11 @@ def test_a_full_in_flight_window_answers_503_after_the_queue_timeout() -> None:
     async def scenario() -> tuple[int, int]:
         async with serving({"maxinflight": 1, "queuetimeout": 0.2, "responsetimeout": 5}) as (source, url):
             held = asyncio.create_task(post(url))  # yielded to nobody: holds the only slot
-            await asyncio.sleep(0.2)
+            for _ in range(100_000):  # until it holds it (counted in loop turns, not seconds)
+                if source._slots.locked():
+                    break
+                await asyncio.sleep(0.001)
+            assert source._slots.locked(), "the first request never took the only slot"
             second = (await post(url))[0]
             envelope = await source.__aiter__().__anext__()
             await accept(source, envelope)

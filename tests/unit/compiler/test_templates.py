@@ -258,10 +258,11 @@ def test_the_regex_serves_only_templates_whose_splits_are_forced() -> None:
 def test_hostile_values_finish_at_once(template: str, value: str) -> None:
     # linear work (one rfind per placeholder) or SEARCH_BUDGET steps; a regex took minutes on the first one
     compiled = compile_template(template)
-    started = time.perf_counter()
+    # this thread's CPU time, which a loaded machine does not stretch: the regex took minutes, so 10 s is generous
+    started = time.thread_time()
     compiled.match(value)
     compiled.conflicts(value)
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 10.0
 
 
 def test_the_consistent_split_search_stops_at_its_budget() -> None:
