@@ -16,7 +16,7 @@
 #   XGATE_BROKER_STATE           state directory (lib.sh): data, config, log and pid live in $STATE_DIR/kafka-PORT
 #   XGATE_KAFKA_PROPERTIES       a file of server.properties lines appended last (they win): extra listeners,
 #                                TLS or SASL settings a test configures
-#   XGATE_KAFKA_HEAP             JVM heap options (default -Xms128m -Xmx512m)
+#   XGATE_KAFKA_HEAP             JVM heap and other JVM options (default -Xms128m -Xmx512m)
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -79,7 +79,7 @@ controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
 log.dirs=$DATA
-num.partitions=1
+num.partitions=4
 offsets.topic.replication.factor=1
 offsets.topic.num.partitions=10
 transaction.state.log.replication.factor=1

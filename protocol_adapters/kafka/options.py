@@ -34,6 +34,7 @@ Client tuning, read from `config.options` and then `config.extra` (aiokafka name
 | `max_partition_fetch_bytes` | source | `1048576` | most bytes fetched per partition per request |
 | `fetch_max_wait_ms` | source | `500` | longest the broker may hold a fetch waiting for data (lower: less latency at low rates, more requests) |
 | `fetch_min_bytes` | source | `1` | bytes the broker waits for before answering a fetch |
+| `enable_idempotence` | sink | `true` with acks all | idempotent producer: a retried send is written once per partition, in order; needs acks all |
 | `linger_ms` | sink | `5` | how long the producer waits to batch records |
 | `max_batch_size` | sink | `131072` | bytes per partition batch |
 | `max_request_size` | sink | `1048576` | largest request (a record above it is a non-retriable error) |
@@ -46,8 +47,8 @@ Credentials and TLS only from settings: `config.username` / `config.password` wi
 `config.extra["sasl_mechanism"]` (`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`; setting it selects
 `SASL_PLAINTEXT`, or `SASL_SSL` with TLS); TLS from `config.tls` (`ca_file` alone trusted when given,
 `cert_file`/`key_file`, `verify`; setting it selects `SSL`); `config.extra["security_protocol"]` overrides
-the protocol derived from the uri scheme. A uri with user info is refused. Tansu, the broker of the
-tests, has no working TLS or SASL: this mapping is unit-tested only.
+the protocol derived from the uri scheme. A uri with user info is refused. The integration tests run
+TLS and SASL against a private Apache Kafka with such listeners (tests/contract/test_kafka_security.py).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from typing import Any
 
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
-from protocol_adapters.option_values import user_info_refusal
+from protocol_adapters.option_values import read_flag, user_info_refusal
 from protocol_adapters.tls import client_context
 
 _SCHEMES = {"": "PLAINTEXT", "tcp": "PLAINTEXT", "kafka": "PLAINTEXT", "plaintext": "PLAINTEXT",
@@ -126,6 +127,7 @@ class KafkaSinkOptions:
     connection: Connection
     topic: str
     acks: int | str
+    idempotent: bool
     partition: int | None
     default_key: bytes | None
     default_headers: tuple[tuple[str, bytes], ...]
@@ -186,11 +188,16 @@ def sink_options(config: EndpointConfig) -> KafkaSinkOptions:
     if not isinstance(headers, Mapping):
         raise _bad(config, "`headers` must be a map of strings")
     partition = opts.get("partition")
+    acks = _acks(config, opts.get("acks"))
+    idempotent = read_flag(_setting(config, "enable_idempotence", acks == "all"))
+    if idempotent is None or (idempotent and acks != "all"):
+        raise _bad(config, "`enable_idempotence` must be true or false, and true only with acks -1 (all)")
     return KafkaSinkOptions(
         endpoint_id=config.endpoint_id,
         connection=_connection(config),
         topic=topic,
-        acks=_acks(config, opts.get("acks")),
+        acks=acks,
+        idempotent=idempotent,
         partition=int(partition) if partition is not None else None,
         default_key=key.encode() if isinstance(key, str) and key and "{" not in key else None,
         default_headers=tuple((str(name), str(value).encode()) for name, value in headers.items()),

@@ -1,7 +1,7 @@
 """KafkaSink: produce each envelope to the sink's own topic and return once the broker confirmed it.
 
-One AIOKafkaProducer per sink, acks=all, without idempotence (Tansu rejects aiokafka's
-idempotent producer; duplicates after a retried send are within at-least-once). Concurrent
+One AIOKafkaProducer per sink, acks=all and idempotent by default (a send the client retries
+after a lost answer is written once, in order; a send the runtime retries is within at-least-once). Concurrent
 `send` calls share the producer's batches (linger_ms). The connection is made on the first
 `send`, so a gateway starts while its broker is down; every failure to reach the broker is a
 retriable AdapterError and the next `send` tries again.
@@ -45,7 +45,7 @@ class KafkaSink:
             raise AdapterError(f"Kafka sink {options.endpoint_id!r}: bad TLS settings: {exc}", retriable=False) from exc
         kwargs.update(
             acks=options.acks,
-            enable_idempotence=False,
+            enable_idempotence=options.idempotent,
             linger_ms=options.linger_ms,
             max_batch_size=options.max_batch_size,
             max_request_size=options.max_request_size,

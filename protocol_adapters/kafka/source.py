@@ -135,7 +135,6 @@ class KafkaSource:
         with contextlib.suppress(KafkaError, OSError, TimeoutError):
             async with asyncio.timeout(timeout):
                 await self._commit(consumer)
-        _leave_group_on_stop(consumer)
         with contextlib.suppress(KafkaError, OSError, TimeoutError):
             async with asyncio.timeout(timeout):
                 await consumer.stop()
@@ -286,14 +285,3 @@ def _drop_ready(ready: collections.deque[tuple[Any, Any]], dropped: Callable[[tu
     ready.clear()
     ready.extend(kept)
 
-
-def _leave_group_on_stop(consumer: Any) -> None:
-    """Make aiokafka send LeaveGroup on stop for a member of generation 0.
-
-    Tansu numbers a group's first generation 0 and aiokafka only leaves groups whose generation is
-    above 0, so without this the next member waits for this one's session to time out. LeaveGroup
-    carries no generation, so raising the local number only changes that check.
-    """
-    coordinator = getattr(consumer, "_coordinator", None)
-    if coordinator is not None and getattr(coordinator, "generation", None) == 0 and getattr(coordinator, "member_id", ""):
-        coordinator.generation = 1
