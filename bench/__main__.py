@@ -4,8 +4,8 @@
 
   bench.hotpath    the hot path on the reference workload against the orjson floor and the naive baseline
   bench.memory     RSS per 1,000 compiled definitions; RSS over 10 million judged messages
-  bench.kafka_e2e  `xgate run` against a raw aiokafka pass-through on Tansu: max rate, latency at half of it
-  bench.spark      the Spark runner against `xgate check` on 100k Kafka messages (batch, and streaming on Tansu)
+  bench.kafka_e2e  `xgate run` against a raw aiokafka pass-through on Apache Kafka: max rate, latency at half of it
+  bench.spark      the Spark runner against `xgate check` on 100k Kafka messages (batch, and streaming on Apache Kafka)
 Each writes bench/results/<name>.json; this prints their tables. No figure is a pass/fail test:
 the machine is shared and noisy, so every figure is a ratio measured in the same run.
 --quick shortens every run (for trying the suite, not for figures).
@@ -41,11 +41,11 @@ def main() -> int:
 
     # Kafka end to end and Spark each in their own process (their brokers, gateways and JVM are subprocesses
     # of it, and Spark's heap must not share this interpreter's figures)
-    # a private in-memory Tansu (the shared one stores through S3/moto, whose latency would be the figure) and a
+    # a private Kafka (nothing else's traffic on it) and a
     # 20 ms fetch wait for both candidates (a gateway tuned for latency; the default 500 ms is measured by
     # `python -m bench.kafka_e2e` alone)
     # three latency rounds: one p99 is set by a handful of stalls, so the median over rounds is the figure
-    kafka = [sys.executable, "-m", "bench.kafka_e2e", "--broker", "memory", "--fetch-wait-ms", "20",
+    kafka = [sys.executable, "-m", "bench.kafka_e2e", "--broker", "private", "--fetch-wait-ms", "20",
              "--latency-rounds", "1" if args.quick else "3"] \
         + (["--quick"] if args.quick else [])
     spark = [sys.executable, "-m", "bench.spark", "--rounds", "2"]

@@ -7,7 +7,7 @@ Batch candidates (interleaved rounds over one cached DataFrame of recorded lines
   jvm-only       the same rows through Spark without Python (a no-op write): job and scan overhead
   arrow-identity mapInArrow that returns its input: JVM -> Python -> JVM transfer and worker overhead
   spark-validate validate_frame (mapInArrow over the shared compiler), the `xgate spark --batch` path
-Streaming candidates (Kafka on Tansu, deploy/brokers/tansu.sh; skipped with --no-kafka):
+Streaming candidates (Apache Kafka, deploy/brokers/kafka.sh; skipped with --no-kafka):
   kafka-read     the Python Kafka source alone: micro-batches counted, nothing else
   kafka-runner   the whole runner: read, judge, route to Kafka topics, Parquet audit
 Results go to bench/results/spark.json and a table on stdout; every figure is also a ratio to `check`.
@@ -32,7 +32,7 @@ from bench.results import save
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "config" / "demo"
-BOOTSTRAP = "127.0.0.1:19092"
+BOOTSTRAP = "127.0.0.1:9092"
 BATCH_ROWS = 20000
 
 
@@ -113,7 +113,7 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
     from gateway.spark import bundle_from_paths
     from gateway.spark.streaming import BatchWriter, choose_connector, plan_stream, start_query
 
-    subprocess.run(["bash", str(ROOT / "deploy" / "brokers" / "tansu.sh"), "start"], check=True)
+    subprocess.run(["bash", str(ROOT / "deploy" / "brokers" / "kafka.sh"), "start"], check=True)
     run = uuid.uuid4().hex[:8]
     topic = f"bench-{run}-telemetry"
     produce(topic, records)

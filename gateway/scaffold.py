@@ -54,7 +54,7 @@ class _Protocol:
 
 _PROTOCOLS: dict[str, _Protocol] = {
     "kafka": _Protocol(
-        "Kafka", "KAFKA", "tcp://127.0.0.1:19092", "bootstrap server", "consumer", "binary or structured mode",
+        "Kafka", "KAFKA", "tcp://127.0.0.1:9092", "bootstrap server", "consumer", "binary or structured mode",
         "Events consumed from Kafka",
         ("topic: events                    # the topic consumed",
          "consumergroup: xgate             # offsets are committed here only after delivery (at-least-once)"),

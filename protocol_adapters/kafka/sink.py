@@ -18,7 +18,7 @@ from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafk
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
-from protocol_adapters.kafka.errors import KafkaError, adapter_error
+from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
 from protocol_adapters.kafka.mapping import outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions
 
@@ -123,7 +123,7 @@ class KafkaSink:
             except (TimeoutError, KafkaError, OSError) as exc:
                 await _stop(producer, self.options.connection.connect_timeout)
                 servers = ",".join(self.options.connection.bootstrap_servers)
-                error = adapter_error(exc, f"connect to {servers}")
+                error = await bootstrap_error(exc, self._kwargs, f"connect to {servers}")
                 self._failure = (loop.time(), error)
                 raise error from exc
             self._producer, self._failure = producer, None

@@ -26,7 +26,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener  # type: ignore
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.base import Delivery
-from protocol_adapters.kafka.errors import KafkaError, adapter_error, is_retriable
+from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error, is_retriable
 from protocol_adapters.kafka.mapping import record_envelope
 from protocol_adapters.kafka.options import KafkaSourceOptions
 
@@ -114,7 +114,7 @@ class KafkaSource:
                 async with asyncio.timeout(options.connection.connect_timeout):
                     await consumer.stop()
             servers = ",".join(options.connection.bootstrap_servers)
-            raise adapter_error(exc, f"connect to {servers}") from exc
+            raise await bootstrap_error(exc, kwargs, f"connect to {servers}") from exc
         self._consumer = consumer
         self._stopping.clear()
         self._committer = asyncio.create_task(self._commit_loop(), name=f"kafka-commit-{options.endpoint_id}")

@@ -1,4 +1,4 @@
-"""The Spark streaming runner on a real Kafka-API broker (Tansu, started by deploy/brokers/tansu.sh).
+"""The Spark streaming runner on a real Kafka-API broker (Apache Kafka, started by deploy/brokers/kafka.sh).
 
 Recorded Kafka messages are produced to a fresh topic; the runner reads them with the
 project's Python Kafka source, judges and routes them, and writes the Parquet audit and
@@ -46,14 +46,14 @@ from tests.integration.harness import start_broker
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "config" / "demo"
 BINDINGS_DOC = REPO / "tests" / "documents" / "cloudevents" / "bindings.xreg.json"
-BOOTSTRAP = "127.0.0.1:19092"
+BOOTSTRAP = "127.0.0.1:9092"
 URI = f"tcp://{BOOTSTRAP}"
 STAMP = 1_700_000_000_000  # every record is produced with an explicit timestamp, so `check` sees the same one
 
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    start_broker("tansu")
+    start_broker("kafka")
     session = build_session("local[2]", "xgate-stream-tests")
     yield session
     session.stop()
@@ -254,7 +254,7 @@ def logged(checkpoint: Path, log: str) -> int:
 
 
 def test_killed_and_restarted_from_checkpoint_audit_holds_every_record_once(tmp_path: Path) -> None:
-    start_broker("tansu")
+    start_broker("kafka")
     run = uuid.uuid4().hex[:8]
     topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
     options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
