@@ -13,6 +13,7 @@ routes:
     unmatched: telemetry.dlq      # default: same as nonconformant
     policy: forward               # forward | observe | reject | drop
     inflight: 1000                # messages on their way per route (backpressure window)
+    exactly_once: false           # Kafka to Kafka only: outputs and consumed offsets in one transaction
 endpoints:
   telemetry.in:
     uris: [tcp://kafka-1:9092]    # overrides protocoloptions.endpoints
@@ -28,6 +29,7 @@ runtime:
   summary_interval: 0             # seconds between live summary lines on stderr (0: off)
   metrics_address: 127.0.0.1:9464 # /metrics /healthz /readyz ("" turns the server off)
   reload_debounce: 1.0            # seconds of quiet after a file change before reloading
+  exactly_once: false             # default of every route's exactly_once
   limits:                         # past one, a message gets a `limit` verdict (gateway/limits.py); these are the defaults
     max_body_bytes: 1048576
     max_headers: 100
@@ -95,6 +97,7 @@ class RouteSettings:
     policy: str = "forward"
     inflight: int | None = None
     origin: str = ""
+    exactly_once: bool | None = None  # None: runtime.exactly_once
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,7 @@ class RuntimeSettings:
     metrics_address: str = "127.0.0.1:9464"
     reload_debounce: float = 1.0
     limits: Limits = DEFAULT_LIMITS
+    exactly_once: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +249,8 @@ def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
         problems.append(f"{where}: expected a mapping (inflight, drain_timeout, summary_interval, metrics_address, "
                         "reload_debounce, limits)")
         return defaults
-    known = {"inflight", "drain_timeout", "summary_interval", "metrics_address", "reload_debounce", "limits"}
+    known = {"inflight", "drain_timeout", "summary_interval", "metrics_address", "reload_debounce", "limits",
+             "exactly_once"}
     problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - known, key=str))
     address = raw.get("metrics_address", defaults.metrics_address)
     if not isinstance(address, str):
@@ -257,7 +262,8 @@ def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
         float(_number(raw, "summary_interval", defaults.summary_interval, where, problems)),
         address,
         float(_number(raw, "reload_debounce", defaults.reload_debounce, where, problems)),
-        _limits(raw.get("limits"), f"{where}/limits", problems))
+        _limits(raw.get("limits"), f"{where}/limits", problems),
+        bool(_flag(raw, "exactly_once", where, problems)))
 
 
 def _limits(raw: Any, where: str, problems: list[str]) -> Limits:
@@ -419,6 +425,15 @@ def load_sources(path: str | Path) -> tuple[tuple[RegistrySource, ...], list[Dia
     return sources, settings_diagnostics(path, problems)
 
 
+def _flag(raw: dict[str, Any], name: str, where: str, problems: list[str]) -> bool | None:
+    """A true/false setting; None when absent (or wrong, which is reported)."""
+    value = raw.get(name)
+    if value is None or isinstance(value, bool):
+        return value
+    problems.append(f"{where}/{name}: expected true or false, found {value!r}")
+    return None
+
+
 def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("source"), str):
         problems.append(f"{where}: a route needs `source` (an endpoint id)")
@@ -432,7 +447,7 @@ def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
         problems.append(f"{where}/inflight: expected a positive integer")
         inflight = None
     return RouteSettings(raw["source"], raw.get("conformant"), raw.get("nonconformant"), raw.get("unmatched"),
-                         policy, inflight, where)
+                         policy, inflight, where, _flag(raw, "exactly_once", where, problems))
 
 
 def load_settings(config_dir: str | Path) -> tuple[Settings, list[Diagnostic]]:

@@ -6,7 +6,8 @@ Labels let one dropped document carry its own route:
                "xgate.route.nonconformant": "telemetry.dlq",
                "xgate.route.unmatched": "telemetry.dlq",
                "xgate.route.policy": "forward",
-               "xgate.route.inflight": "500"}
+               "xgate.route.inflight": "500",
+               "xgate.route.exactly_once": "false"}
 
 A route in gateway.yaml for the same source wins over labels.
 """
@@ -58,9 +59,11 @@ def _from_labels(endpoint_id: str, labels: dict[str, Any]) -> RouteSettings | No
     if not routed:
         return None
     inflight = routed.get("inflight")
+    exactly_once = routed.get("exactly_once", "").lower()
     return RouteSettings(endpoint_id, routed.get("conformant"), routed.get("nonconformant"), routed.get("unmatched"),
                          routed.get("policy", "forward").lower(),
-                         int(inflight) if inflight and inflight.isdigit() else None, f"labels of {endpoint_id}")
+                         int(inflight) if inflight and inflight.isdigit() else None, f"labels of {endpoint_id}",
+                         {"true": True, "false": False}.get(exactly_once))
 
 
 def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route], list[Diagnostic]]:
@@ -104,8 +107,17 @@ def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route],
                 destinations[role] = endpoint_config(registry, target, settings)
         if broken:
             continue
-        routes.append(Route(endpoint_config(registry, route.source, settings), destinations["conformant"],
-                            destinations["nonconformant"],
-                            destinations["unmatched"] if route.unmatched else destinations["nonconformant"],
-                            route.policy, route.inflight or settings.runtime.inflight))
+        built = Route(endpoint_config(registry, route.source, settings), destinations["conformant"],
+                      destinations["nonconformant"],
+                      destinations["unmatched"] if route.unmatched else destinations["nonconformant"],
+                      route.policy, route.inflight or settings.runtime.inflight)
+        if route.exactly_once if route.exactly_once is not None else settings.runtime.exactly_once:
+            from gateway.runtime.exactly_once import transactional  # it imports Route from here
+
+            joined = transactional(built)
+            if isinstance(joined, str):
+                problem(route, joined)
+                continue
+            built = joined
+        routes.append(built)
     return routes, problems

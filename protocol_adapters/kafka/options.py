@@ -34,6 +34,7 @@ Client tuning, read from `config.options` and then `config.extra` (aiokafka name
 | `max_partition_fetch_bytes` | source | `1048576` | most bytes fetched per partition per request |
 | `fetch_max_wait_ms` | source | `500` | longest the broker may hold a fetch waiting for data (lower: less latency at low rates, more requests) |
 | `fetch_min_bytes` | source | `1` | bytes the broker waits for before answering a fetch |
+| `isolation_level` | source | `read_uncommitted` | `read_committed`: skip records of aborted transactions (always so in an exactly-once route) |
 | `enable_idempotence` | sink | `true` with acks all | idempotent producer: a retried send is written once per partition, in order; needs acks all |
 | `linger_ms` | sink | `5` | how long the producer waits to batch records |
 | `max_batch_size` | sink | `131072` | bytes per partition batch |
@@ -119,6 +120,8 @@ class KafkaSourceOptions:
     fetch_max_wait_ms: int
     fetch_min_bytes: int
     backoff_max: float
+    transactional_id: str | None = None  # set by an exactly-once route (gateway/runtime/exactly_once.py)
+    isolation_level: str = "read_uncommitted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,7 @@ class KafkaSinkOptions:
     max_batch_size: int
     max_request_size: int
     compression_type: str | None
+    transactional_id: str | None = None  # set by an exactly-once route: produce into its transaction
 
 
 def ssl_context(tls: TlsSettings | None, client_id: str) -> ssl.SSLContext:
@@ -173,6 +177,8 @@ def source_options(config: EndpointConfig) -> KafkaSourceOptions:
         fetch_max_wait_ms=_int(config, "fetch_max_wait_ms", 500),
         fetch_min_bytes=_int(config, "fetch_min_bytes", 1, 1),
         backoff_max=_int(config, "reconnect_backoff_max_ms", 5000) / 1000,
+        transactional_id=_transactional_id(config),
+        isolation_level=_isolation(config),
     )
 
 
@@ -205,6 +211,7 @@ def sink_options(config: EndpointConfig) -> KafkaSinkOptions:
         max_batch_size=_int(config, "max_batch_size", 131072),
         max_request_size=_int(config, "max_request_size", 1048576),
         compression_type=_setting(config, "compression_type", None),
+        transactional_id=_transactional_id(config),
     )
 
 
@@ -247,6 +254,18 @@ def _derived_protocol(schemes: set[str], config: EndpointConfig, sasl: bool) -> 
     if sasl or protocol.startswith("SASL"):
         return "SASL_SSL" if tls else "SASL_PLAINTEXT"
     return "SSL" if tls else "PLAINTEXT"
+
+
+def _isolation(config: EndpointConfig) -> str:
+    value = str(_setting(config, "isolation_level", "read_uncommitted")).lower()
+    if value not in ("read_uncommitted", "read_committed"):
+        raise _bad(config, f"`isolation_level` must be read_uncommitted or read_committed, not {value!r}")
+    return value
+
+
+def _transactional_id(config: EndpointConfig) -> str | None:
+    value = config.extra.get("transactional_id")
+    return str(value) if value else None
 
 
 def _topics(opts: Mapping[str, Any]) -> tuple[str, ...]:

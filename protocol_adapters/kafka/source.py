@@ -31,6 +31,8 @@ from protocol_adapters.kafka.mapping import record_envelope
 from protocol_adapters.kafka.options import KafkaSourceOptions
 
 _POLL_MS = 200
+# longest a revocation waits for records already handed out to be delivered before it commits
+_SETTLE_SECONDS = 5.0
 
 
 class _Partition:
@@ -103,6 +105,7 @@ class KafkaSource:
             fetch_max_wait_ms=options.fetch_max_wait_ms,
             fetch_min_bytes=options.fetch_min_bytes,
             retry_backoff_ms=100,
+            **self.consumer_settings(),
             **kwargs,
         )
         consumer.subscribe(list(options.topics), listener=_Rebalance(self))
@@ -142,14 +145,21 @@ class KafkaSource:
         self._parts.clear()
         self._ready.clear()
 
+    def consumer_settings(self) -> dict[str, Any]:
+        """More AIOKafkaConsumer settings (a transactional source reads committed records only)."""
+        return {"isolation_level": self.options.isolation_level}
+
+    def envelope(self, handle: tuple[Any, Any]) -> Envelope:
+        """The envelope of a fetched record; its ack handle is (TopicPartition, record)."""
+        return record_envelope(handle[1], self.options.endpoint_id, handle)
+
     async def __aiter__(self) -> AsyncIterator[Envelope]:
-        endpoint = self.options.endpoint_id
         ready = self._ready
+        envelope = self.envelope
         backoff = 0.0
         while True:
             while ready:
-                handle = ready.popleft()
-                yield record_envelope(handle[1], endpoint, handle)
+                yield envelope(ready.popleft())
             consumer = self._consumer
             if consumer is None or self._stopping.is_set():
                 return
@@ -164,11 +174,10 @@ class KafkaSource:
 
     def take_ready(self, limit: int) -> list[Envelope]:
         """Records already fetched, without waiting: the pipeline judges and delivers them as one batch."""
-        ready, endpoint = self._ready, self.options.endpoint_id
+        ready, envelope = self._ready, self.envelope
         taken: list[Envelope] = []
         while ready and len(taken) < limit and not self._stopping.is_set():
-            handle = ready.popleft()
-            taken.append(record_envelope(handle[1], endpoint, handle))
+            taken.append(envelope(ready.popleft()))
         return taken
 
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
@@ -247,16 +256,28 @@ class KafkaSource:
                     part.committed = offset
 
     async def _revoked(self, revoked: Any) -> None:
+        lost = set(revoked)
+        # not handed out yet: the next owner reads them; what was handed out may still be delivered, and
+        # committing it first spares the next owner reading it again (a bounded wait: a rebalance waits on it)
+        _drop_ready(self._ready, lambda item: item[0] in lost)
         consumer = self._consumer
         if consumer is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(_SETTLE_SECONDS, self.options.rebalance_timeout_ms / 2000)):
+                    await self._settled(lost)
             with contextlib.suppress(KafkaError, OSError, TimeoutError):
                 async with asyncio.timeout(self.options.connection.connect_timeout):
-                    await self._commit(consumer, set(revoked))
+                    await self._commit(consumer, lost)
         # another member may own these now: what was not acknowledged is its to read again
-        lost = set(revoked)
         for tp in lost:
             self._parts.pop(tp, None)
         _drop_ready(self._ready, lambda item: item[0] in lost)
+
+    async def _settled(self, partitions: set[Any]) -> None:
+        """Until every record handed out from `partitions` was acknowledged."""
+        while any(part.open for tp in partitions if (part := self._parts.get(tp)) is not None):
+            self._acked.clear()
+            await self._acked.wait()
 
     def _assigned(self, assigned: Any) -> None:
         for tp in assigned:

@@ -162,6 +162,7 @@ class TestOptions:
         ({"topic": "t"}, ("http://h:1",)),
         ({"topic": "t"}, ()),
         ({"topic": "t", "max_unacked": 0}, ("tcp://h:1",)),
+        ({"topic": "t", "isolation_level": "dirty"}, ("tcp://h:1",)),
     ])
     def test_bad_source_options_are_not_retriable(self, options: dict[str, Any], uris: tuple[str, ...]) -> None:
         with pytest.raises(AdapterError) as caught:
