@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Any, Self
 
+from aiokafka.errors import ProducerFenced  # type: ignore[import-untyped]
+
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.base import Delivery
@@ -36,6 +38,7 @@ class TransactionalKafkaSource(KafkaSource):
         self._rewind = False  # a record was released: the open transaction must abort
         self._open = asyncio.Event()  # cleared while a barrier holds records back
         self._open.set()
+        self._fenced: AdapterError | None = None  # another gateway took the transactional id over
 
     def consumer_settings(self) -> dict[str, Any]:
         return {"isolation_level": "read_committed"}  # never read what an upstream transaction may abort
@@ -74,10 +77,14 @@ class TransactionalKafkaSource(KafkaSource):
     async def __aiter__(self) -> AsyncIterator[Envelope]:
         async for envelope in super().__aiter__():
             await self._open.wait()
+            if self._fenced is not None:
+                raise self._fenced
             if envelope.ack[2] != self._epoch():
                 continue  # fetched before an abort: read again from the last commit
             self._unsettled += 1
             yield envelope
+        if self._fenced is not None:
+            raise self._fenced
 
     def take_ready(self, limit: int) -> list[Envelope]:
         if not self._open.is_set():
@@ -127,8 +134,13 @@ class TransactionalKafkaSource(KafkaSource):
                 while self._unsettled > 0 and transaction.failed is None:
                     self._acked.clear()
                     await self._acked.wait()
+                if isinstance(transaction.failed, ProducerFenced):
+                    self._fence(transaction.failed)
                 if transaction.failed is not None or self._rewind:
-                    await self._abort_and_rewind(consumer, transaction)
+                    try:
+                        await self._abort_and_rewind(consumer, transaction)
+                    except ProducerFenced as exc:
+                        self._fence(exc)
                     return
                 offsets = {tp: offset for tp, part in self._parts.items()
                            if tp in consumer.assignment() and (offset := part.pending_commit()) is not None}
@@ -136,6 +148,9 @@ class TransactionalKafkaSource(KafkaSource):
                     return
                 try:
                     await transaction.commit(offsets, self.options.group_id)
+                except ProducerFenced as exc:
+                    self._fence(exc)
+                    return
                 except (KafkaError, OSError, TimeoutError):
                     self._rewind = True  # the next barrier aborts it and reads again
                     raise
@@ -144,6 +159,14 @@ class TransactionalKafkaSource(KafkaSource):
                     self._parts[tp].committed = offset
             finally:
                 self._open.set()
+
+    def _fence(self, exc: BaseException) -> None:
+        """Another process holds the transactional id now: stop this route instead of fighting over it."""
+        self._fenced = AdapterError(
+            f"Kafka source {self.options.endpoint_id!r}: transactional id {self.options.transactional_id!r} was taken "
+            f"over by another gateway ({exc}); an exactly-once route runs in one gateway at a time", retriable=False)
+        self._stopping.set()
+        self._acked.set()
 
     async def _abort_and_rewind(self, consumer: Any, transaction: transactions.KafkaTransaction) -> None:
         await transaction.abort()
