@@ -183,7 +183,7 @@ class Broker:
             with contextlib.suppress(Exception):
                 await admin.close()
         if groups:
-            with contextlib.suppress(Exception):  # aiokafka has no DeleteGroups; confluent-kafka (spark extra) has
+            with contextlib.suppress(Exception):  # aiokafka has no DeleteGroups; confluent-kafka (bench extra) has
                 await asyncio.to_thread(delete_groups, self.bootstrap, groups)
 
     def producer(self, **settings: Any) -> Any:

@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 from tests.conftest import free_port
 
@@ -64,7 +65,7 @@ class PrivateKafka:
         path = self.state / f"kafka-{self.port}" / "kafka.out"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def __enter__(self) -> PrivateKafka:
+    def __enter__(self) -> Self:
         try:
             self.start()
         except BaseException:

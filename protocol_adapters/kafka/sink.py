@@ -127,7 +127,7 @@ class KafkaSink:
         """Into the route's open transaction; a failure there aborts it and the source reads the records again."""
         assert self._transaction is not None
         options = self.options
-        records = []
+        records: list[tuple[bytes | None, dict[str, Any]]] = []
         for envelope in envelopes:
             record = outgoing_record(envelope, options.default_key, options.default_headers)
             records.append((record.value, {"key": record.key, "partition": options.partition,

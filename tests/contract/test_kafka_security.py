@@ -8,10 +8,8 @@ refused with a non-retriable error rather than retried for ever.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,8 +57,8 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKafka]:
         f"ssl.truststore.location={pki.ca}",
         "listener.name.mtls.ssl.client.auth=required",
         "sasl.enabled.mechanisms=PLAIN",
-        "listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
-        f'required user_{USER}="{PASSWORD}";',
+        ("listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
+         f'required user_{USER}="{PASSWORD}";'),
         "",
     ])
     extra = broker.state / "extra.properties"

@@ -20,8 +20,16 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.integration.harness import Collector, Gateway, World, account, prepare, publish, run_scenario, \
-    wait_until_live
+from tests.integration.harness import (
+    Collector,
+    Gateway,
+    World,
+    account,
+    prepare,
+    publish,
+    run_scenario,
+    wait_until_live,
+)
 from tests.integration.profiles import PROFILES, private_kafka
 from tests.integration.reliability import record
 from tests.integration.test_faults import RATE, check_nothing_lost, metric

@@ -1,13 +1,14 @@
-"""The Spark streaming runner on a real Kafka-API broker (Apache Kafka, started by deploy/brokers/kafka.sh).
+"""The Spark streaming runner on Apache Kafka (started by deploy/brokers/kafka.sh).
 
-Recorded Kafka messages are produced to a fresh topic; the runner reads them with the
-project's Python Kafka source, judges and routes them, and writes the Parquet audit and
+Recorded Kafka messages are produced to a fresh topic; the runner reads them with Spark's
+own Kafka connector (`format("kafka")`, resolved by gateway/spark/connector.py), judges and routes them, and writes the Parquet audit and
 the Kafka destinations. Each verdict must equal the line `xgate check` gives for the same
 record (with the topic, partition and timestamp it was actually read with).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -25,9 +26,8 @@ import pytest
 import yaml
 
 pytest.importorskip("pyspark")
-pytest.importorskip("confluent_kafka")
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from gateway.check import judge_lines
 from gateway.compiler import compile_registry
@@ -36,12 +36,14 @@ from gateway.recorded import envelope_from_record
 from gateway.settings import load_settings
 from gateway.spark.batch import build_session
 from gateway.spark.shipping import bundle_from_paths
-from gateway.spark.streaming import BatchWriter, choose_connector, plan_stream, start_query
+from gateway.spark.streaming import BatchWriter, plan_stream, start_query
 from gateway.spark.validate import verdict_line
 from gateway.testing.traffic import generate
 from protocol_adapters.kafka.mapping import outgoing_record
 from tests.integration import traffic as it_traffic
 from tests.integration.harness import start_broker
+
+pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "config" / "demo"
@@ -54,27 +56,22 @@ STAMP = 1_700_000_000_000  # every record is produced with an explicit timestamp
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
     start_broker("kafka")
-    session = build_session("local[2]", "xgate-stream-tests")
+    session = build_session("local[2]", "xgate-stream-tests", kafka=True)
     yield session
     session.stop()
 
 
 def produce(topic: str, records: list[dict[str, Any]]) -> list[tuple[int, int]]:
     """Produce each recorded Kafka message as it is on the wire; return where each landed (partition, offset)."""
-    producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 20})
-    placed: dict[int, tuple[int, int]] = {}
-    for index, record in enumerate(records):
-        out = outgoing_record(envelope_from_record(record))
-
-        def delivered(error: Any, message: Any, index: int = index) -> None:
-            assert error is None, error
-            placed[index] = (message.partition(), message.offset())
-
-        producer.produce(topic, value=out.value, key=out.key, headers=out.headers, timestamp=STAMP + index,
-                         on_delivery=delivered)
-        producer.poll(0)
-    assert producer.flush(60) == 0
-    return [placed[i] for i in range(len(records))]
+    async def send_all() -> list[tuple[int, int]]:
+        async with AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, linger_ms=20, acks="all") as producer:
+            confirmations = []
+            for index, record in enumerate(records):
+                out = outgoing_record(envelope_from_record(record))
+                confirmations.append(await producer.send(topic, out.value, key=out.key, headers=out.headers,
+                                                         timestamp_ms=STAMP + index))
+            return [(m.partition, m.offset) for m in await asyncio.gather(*confirmations)]
+    return asyncio.run(send_all())
 
 
 def expected_lines(paths: list[Path], topic: str, records: list[dict[str, Any]],
@@ -109,7 +106,7 @@ def run_stream(spark: Any, folder: Path, tmp_path: Path, max_offsets: int | None
     settings, problems = load_settings(folder)
     assert not problems
     plan = plan_stream(snapshot, settings, bundle)
-    writer = BatchWriter(plan, choose_connector(spark, "python"), str(tmp_path / "audit"))
+    writer = BatchWriter(plan, str(tmp_path / "audit"))
     query = start_query(spark, plan, writer, checkpoint=str(tmp_path / "checkpoint"), starting="earliest",
                         max_offsets=max_offsets, trigger_seconds=0, available_now=True)
     query.awaitTermination(300)
@@ -133,21 +130,28 @@ def assert_stream_parity(rows: list[dict[str, Any]], topic: str, expected: dict[
 
 
 def read_topic(topic: str, count: int, timeout: float = 60) -> list[Any]:
-    consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": f"t-{uuid.uuid4().hex}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    # assigned, not subscribed: no consumer-group join to wait for
-    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
-    messages: list[Any] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while len(messages) < count and time.monotonic() < deadline:
-            messages += [m for m in consumer.consume(500, timeout=0.5) if m.error() is None]
-        # nothing more than expected turns up in a short while
-        messages += [m for m in consumer.consume(500, timeout=1.0) if m.error() is None]
-    finally:
-        consumer.close()
-    return messages
+    """Every record of the topic (aiokafka ConsumerRecords), reading until `count` arrived, then a second more."""
+    async def read() -> list[Any]:
+        async with AIOKafkaProducer(bootstrap_servers=BOOTSTRAP) as producer:
+            numbers = await producer.partitions_for(topic)  # waits for the topic's metadata
+        consumer = AIOKafkaConsumer(bootstrap_servers=BOOTSTRAP, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            # assigned, not subscribed: no consumer-group join to wait for
+            partitions = [TopicPartition(topic, p) for p in sorted(numbers)]
+            consumer.assign(partitions)
+            await consumer.seek_to_beginning(*partitions)
+            messages: list[Any] = []
+            deadline = time.monotonic() + timeout
+            while len(messages) < count and time.monotonic() < deadline:
+                for batch in (await consumer.getmany(timeout_ms=500)).values():
+                    messages += batch
+            for batch in (await consumer.getmany(timeout_ms=1000)).values():  # nothing more turns up
+                messages += batch
+            return messages
+        finally:
+            await consumer.stop()
+    return asyncio.run(read())
 
 
 # -- parity -------------------------------------------------------------------------------------------------------
@@ -177,11 +181,11 @@ def test_integration_traffic_routed_and_identical_to_check(spark: Any, tmp_path:
         arrived = read_topic(topics[name], routed[name])
         assert len(arrived) == routed[name], name
         if name != "valid":
-            headers = dict(arrived[0].headers())
+            headers = dict(arrived[0].headers)
             assert headers["xgate-verdict"] == b"nonconformant"
             assert headers["xgate-source-endpoint"] == b"in"
             assert json.loads(headers["xgate-violations"])
-    valid_bodies = sorted(m.value() for m in read_topic(topics["valid"], routed["valid"]))
+    valid_bodies = sorted(m.value for m in read_topic(topics["valid"], routed["valid"]))
     assert valid_bodies == sorted(r["value"] for r in rows if r["destination"] == "valid")
 
 
@@ -294,4 +298,4 @@ def test_killed_and_restarted_from_checkpoint_audit_holds_every_record_once(tmp_
     for name in ("valid", "dlq"):
         want = sum(1 for r in rows if r["destination"] == name)
         arrived = read_topic(topics[name], want)
-        assert len({m.value() for m in arrived}) == len({r["value"] for r in rows if r["destination"] == name})
+        assert len({m.value for m in arrived}) == len({r["value"] for r in rows if r["destination"] == name})
