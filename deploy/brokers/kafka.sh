@@ -89,6 +89,9 @@ share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
+# no time-based deletion: tests replay recorded traffic whose timestamps are years old; size-bound instead
+log.retention.ms=-1
+log.retention.bytes=1073741824
 EOF
   if [ -n "${XGATE_KAFKA_PROPERTIES:-}" ]; then cat "$XGATE_KAFKA_PROPERTIES" >>"$CONFIG"; fi
   cat >"$DIR/log4j2.properties" <<EOF

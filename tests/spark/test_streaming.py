@@ -50,7 +50,9 @@ DEMO = REPO / "config" / "demo"
 BINDINGS_DOC = REPO / "tests" / "documents" / "cloudevents" / "bindings.xreg.json"
 BOOTSTRAP = "127.0.0.1:9092"
 URI = f"tcp://{BOOTSTRAP}"
-STAMP = 1_700_000_000_000  # every record is produced with an explicit timestamp, so `check` sees the same one
+# every record is produced with an explicit timestamp, so `check` sees the same one; a recent one, or the broker's
+# time-based retention may delete the records before they are read
+STAMP = int(time.time() * 1000)
 
 
 @pytest.fixture(scope="module")
@@ -251,6 +253,17 @@ def spark_process(folder: Path, tmp_path: Path, *extra: str) -> subprocess.Popen
                             stdout=log, stderr=subprocess.STDOUT, text=True, cwd=REPO, start_new_session=True)
 
 
+def planned(checkpoint: Path, batch: int) -> int:
+    """Records batch `batch` was planned to read: its end offsets in the offset log minus the batch before's."""
+    def ends(number: int) -> dict[tuple[str, str], int]:
+        if number < 0:
+            return {}
+        sources = json.loads((checkpoint / "offsets" / str(number)).read_text().splitlines()[2])
+        return {(topic, partition): offset for topic, parts in sources.items() for partition, offset in parts.items()}
+    before = ends(batch - 1)
+    return sum(offset - before.get(key, 0) for key, offset in ends(batch).items())
+
+
 def logged(checkpoint: Path, log: str) -> int:
     """How many batches the checkpoint's `offsets` (planned) or `commits` (done) log holds."""
     folder = checkpoint / log
@@ -290,7 +303,7 @@ def test_killed_and_restarted_from_checkpoint_audit_holds_every_record_once(tmp_
 
     rows = audit_rows(tmp_path / "audit")
     # the batch in flight at the kill was replayed with its planned offsets, replacing its partial output
-    assert sum(1 for r in rows if r["batch"] == in_flight) == 150
+    assert sum(1 for r in rows if r["batch"] == in_flight) == planned(checkpoint, in_flight) > 0
     positions = Counter((r["partition"], r["offset"]) for r in rows)
     assert len(rows) == len(records), f"{len(rows)} rows for {len(records)} records"
     assert set(positions) == set(placed) and max(positions.values()) == 1
