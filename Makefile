@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-BROKERS := tansu mosquitto rabbitmq nats
+BROKERS := kafka mosquitto rabbitmq nats
 
 .PHONY: demo test lint bench soak fault-run clean install brokers brokers-stop
 

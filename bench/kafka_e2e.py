@@ -1,7 +1,7 @@
-"""Kafka end to end on Tansu: `xgate run` against a raw aiokafka pass-through, side by side in one run.
+"""Kafka end to end on Apache Kafka: `xgate run` against a raw aiokafka pass-through, side by side in one run.
 
     python -m bench.kafka_e2e [--count 25000] [--rounds 5] [--latency-seconds 15] [--latency-rounds 5]
-                              [--partitions 4] [--broker shared|memory] [--quick]
+                              [--partitions 4] [--broker shared|private] [--quick]
 
 Candidates, each a subprocess of this interpreter, each measured by the same consumer in this process:
   raw    an aiokafka pass-through without validation (`--forward`, below): an AIOKafkaConsumer assigned to
@@ -24,7 +24,7 @@ valid/dlq split is the one `Ruleset.classify` gives offline for the same records
 Max rate: N records are preloaded into a fresh input topic per round (both candidates of a round read it:
 raw by assignment, xgate with a new group), then the candidate is started, and its rate is taken from the
 first output record to the moment all N have arrived: (N - records in the first fetch) / that time. Startup
-(interpreter, registry compile, and for xgate Tansu's group join, about 5 s) is left out that way, and shown
+(interpreter, registry compile, and for xgate the group join) is left out that way, and shown
 apart: from spawn to xgate's /readyz answering 200 (source connected: aiokafka's start includes the join)
 and to the first output record. The candidate's CPU time over the same window gives its CPU cost per
 message and the cores it kept busy (well below 1: it waited on the broker). Rounds are interleaved (raw then
@@ -42,17 +42,10 @@ machine spent over the window, and what xgate adds over raw: per round (xgate's 
 round), median and range over the rounds; the target (p99 added <= 5 ms) is met only when the median meets
 it. Both include the broker twice (into the input topic, out of the output topic).
 
-Read the latency figures with Tansu's fetch in mind: a fetch that finds nothing new is held for the whole
-fetch_max_wait_ms (aiokafka's 500 ms, which xgate's source keeps and so does raw) even when records arrive
-meanwhile. A consumer that keeps up (raw, idle most of the time) runs into that wait far more often than a
-busy one (xgate), so raw can come out slower than xgate, and "added latency" is then below zero.
-
-Brokers: `shared` (default) is the Tansu of `deploy/brokers/tansu.sh start` on 127.0.0.1:19092, whose default
-storage is S3 on a moto server: every produce request is two S3 PUTs and every fetch a LIST and a GET per
-partition, served by moto (Python) on the same 2 cores, so the number of requests, not bytes, is what the
-broker can take, and latencies are its hundreds of milliseconds. `memory` starts a private Tansu with memory
-storage on a free port for this run (the same script, with XGATE_KAFKA_PORT and XGATE_TANSU_STORAGE=memory)
-and stops it afterwards: the broker then costs milliseconds, and what the candidates themselves cost shows.
+Brokers: `shared` (default) is the Apache Kafka of `deploy/brokers/kafka.sh start` on 127.0.0.1:9092 (other
+work on the machine may use it too). `private` starts a Kafka of this run's own on free ports with its own
+data directory (the same script, with XGATE_KAFKA_PORT, XGATE_KAFKA_CONTROLLER_PORT and XGATE_BROKER_STATE)
+and stops and removes it afterwards. Either way the broker is a JVM on the same 2 cores as the candidates.
 """
 
 from __future__ import annotations
@@ -84,12 +77,12 @@ from bench import workload
 from bench.results import save
 
 ROOT = Path(__file__).resolve().parents[1]
-TANSU = ROOT / "deploy" / "brokers" / "tansu.sh"
+KAFKA_SCRIPT = ROOT / "deploy" / "brokers" / "kafka.sh"
 SEQ_HEADER = "bench-seq"
 CANDIDATES = ("raw", "xgate")
-# the counting consumer's fetch wait: Tansu holds an empty fetch this long even when records arrive meanwhile,
-# and on the S3-backed broker every fetch costs a LIST per partition, so shorter is not better there
-OUTPUT_FETCH_WAIT_MS = {"shared": 100, "memory": 20}
+# the counting consumer's fetch wait: Kafka answers a held fetch as soon as a record arrives, so this only
+# bounds how often an idle consumer asks
+OUTPUT_FETCH_WAIT_MS = {"shared": 100, "private": 100}
 # the probe records of a latency run are sent this often until one has come through the candidate
 PROBE_INTERVAL = 0.1
 WARMUP_SECONDS = 1.0
@@ -196,7 +189,7 @@ class Broker:
             with contextlib.suppress(Exception):
                 await admin.close()
         if groups:
-            with contextlib.suppress(Exception):  # aiokafka has no DeleteGroups; confluent-kafka (spark extra) has
+            with contextlib.suppress(Exception):  # aiokafka has no DeleteGroups; confluent-kafka (bench extra) has
                 await asyncio.to_thread(delete_groups, self.bootstrap, groups)
 
     def producer(self, **settings: Any) -> Any:
@@ -215,8 +208,8 @@ def delete_groups(bootstrap: str, groups: list[str]) -> None:
 
 
 def make_producer(bootstrap: str, **settings: Any) -> Any:
-    # as xgate's sink: acks=all, no idempotence (Tansu refuses aiokafka's idempotent producer)
-    return AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False, **settings)
+    # as xgate's sink: acks=all, idempotent
+    return AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, **settings)
 
 
 # how long the broker may hold a fetch of either candidate's source consumer (aiokafka's and xgate's default:
@@ -229,34 +222,32 @@ def source_fetch_wait_ms() -> int:
 
 
 async def assigned_consumer(bootstrap: str, topics: list[str], partitions: int, **settings: Any) -> Any:
-    """A started consumer without a group, assigned every partition of `topics` at offset 0.
-
-    seek(0) rather than seek_to_beginning: no ListOffsets, which Tansu answers wrongly for `latest`.
-    """
+    """A started consumer without a group, assigned every partition of `topics` from its beginning."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, **settings)
     await consumer.start()
     tps = [TopicPartition(topic, p) for topic in topics for p in range(partitions)]
     consumer.assign(tps)
-    for tp in tps:
-        consumer.seek(tp, 0)
+    await consumer.seek_to_beginning(*tps)
     return consumer
 
 
 @contextlib.asynccontextmanager
 async def broker(kind: str, partitions: int) -> AsyncIterator[Broker]:
-    """The shared Tansu (started when it is not running), or a private memory-backed one for this run only."""
+    """The shared Kafka (started when it is not running), or a private one for this run only."""
     if kind == "shared":
-        await asyncio.to_thread(subprocess.run, ["bash", str(TANSU), "start"], check=True)
+        await asyncio.to_thread(subprocess.run, ["bash", str(KAFKA_SCRIPT), "start"], check=True)
         yield Broker(workload.BOOTSTRAP, kind, partitions)
         return
     port = free_port()
-    env = {**os.environ, "XGATE_KAFKA_PORT": str(port), "XGATE_TANSU_STORAGE": "memory"}
-    try:
-        await asyncio.to_thread(subprocess.run, ["bash", str(TANSU), "start"], env=env, check=True)
-        yield Broker(f"127.0.0.1:{port}", kind, partitions)
-    finally:
-        # the script stops the broker of its pid file for this port: only the one started here
-        await asyncio.to_thread(subprocess.run, ["bash", str(TANSU), "stop"], env=env, check=False)
+    with tempfile.TemporaryDirectory(prefix="xgate-bench-kafka-") as state:
+        env = {**os.environ, "XGATE_KAFKA_PORT": str(port), "XGATE_KAFKA_CONTROLLER_PORT": str(free_port()),
+               "XGATE_BROKER_STATE": state}
+        try:
+            await asyncio.to_thread(subprocess.run, ["bash", str(KAFKA_SCRIPT), "start"], env=env, check=True)
+            yield Broker(f"127.0.0.1:{port}", kind, partitions)
+        finally:
+            # the script stops the broker of its own state directory: only the one started here
+            await asyncio.to_thread(subprocess.run, ["bash", str(KAFKA_SCRIPT), "stop"], env=env, check=False)
 
 
 async def preload(broker: Broker, topic: str, records: list[Wire]) -> None:
@@ -656,7 +647,7 @@ async def measure(count: int, rounds: int, latency_seconds: float, latency_round
                 await where.clean()
         bootstrap = where.bootstrap
     result = summarize(rate_runs, latency_runs, count, conformant)
-    result.update(messages=count, rounds=rounds, partitions=partitions, broker=f"{kind} Tansu on {bootstrap}",
+    result.update(messages=count, rounds=rounds, partitions=partitions, broker=f"{kind} Kafka on {bootstrap}",
                   latency_rate=half, latency_seconds=latency_seconds, latency_rounds=latency_rounds,
                   fetch_wait_ms=source_fetch_wait_ms(),
                   runs={"rate": rate_runs, "latency": latency_runs})
@@ -740,10 +731,6 @@ def render(result: dict[str, Any]) -> str:
     for pct, f in added.items():
         lines.append(f"added latency {pct}: median {f['median']:+.1f} ms [{f['min']:+.1f} to {f['max']:+.1f}] over "
                      f"{len(f['rounds'])} rounds (each xgate round minus raw's of the same round)")
-    if "p50" in added and added["p50"]["median"] < 0:
-        lines.append(f"  (raw slower than xgate: Tansu holds a fetch that found nothing for the whole "
-                     f"{result.get('fetch_wait_ms', '?')} ms fetch_max_wait_ms, and the idler consumer meets that "
-                     "more often; see the docstring)")
     window = [f"{name} {num(result['latency_ms'][name].get('cpu_cores'), '.2f')} cores with the machine "
               f"{num(result['latency_ms'][name].get('machine_busy_pct'), '.0f')}% busy, p99 by round "
               + "/".join(num(run.get("p99_ms"), ".0f") for run in result["runs"]["latency"][name]) + " ms"
@@ -770,9 +757,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--latency-seconds", type=float, default=15.0, help="paced traffic measured per latency run")
     parser.add_argument("--latency-rounds", type=int, default=5)
-    parser.add_argument("--partitions", type=int, default=4, help="of every topic (Tansu creates 4 by default)")
-    parser.add_argument("--broker", choices=("shared", "memory"), default="shared",
-                        help="the shared Tansu on 127.0.0.1:19092, or a private memory-backed one for this run")
+    parser.add_argument("--partitions", type=int, default=4, help="of every topic (kafka.sh's default is 4)")
+    parser.add_argument("--broker", choices=("shared", "private"), default="shared",
+                        help="the shared Kafka on 127.0.0.1:9092, or a private one for this run")
     parser.add_argument("--quick", action="store_true", help="small counts, for trying the bench")
     parser.add_argument("--fetch-wait-ms", type=int, help="fetch_max_wait_ms of both candidates' source consumers "
                         "(default 500, aiokafka's); lower trades requests for latency at low rates")

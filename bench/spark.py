@@ -9,10 +9,13 @@ Batch candidates (over one cached DataFrame of recorded lines):
   jvm-only       the same rows through Spark without Python (a no-op write): job and scan overhead
   arrow-identity mapInArrow that returns its input: JVM -> Python -> JVM transfer and worker overhead
   spark-validate validate_frame (mapInArrow over the shared compiler), the `xgate spark --batch` path
-Streaming candidates (Kafka on Tansu, deploy/brokers/tansu.sh; skipped with --no-kafka):
-  kafka-read     the Python Kafka source alone: micro-batches counted, nothing else
+Streaming candidates (Apache Kafka, deploy/brokers/kafka.sh; skipped with --no-kafka), on one preloaded topic:
+  kafka-read     Spark's Kafka connector (`format("kafka")`) alone: micro-batches counted, nothing else
   kafka-runner   the whole runner: read, judge, route to Kafka topics, Parquet audit
-Results go to bench/results/spark.json and a table on stdout; every figure is also a ratio to `check`.
+  xgate-run      `xgate run` (one process) on the same route with a fresh consumer group: timed from its first
+                 routed message to the last (its startup and group join left out), rate over the rest
+Results go to bench/results/spark.json and a table on stdout; every figure is also a ratio to `check`, and
+the runner's rate is put beside `xgate run`'s (target: 1.5x).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from bench.results import save
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "config" / "demo"
-BOOTSTRAP = "127.0.0.1:19092"
+BOOTSTRAP = "127.0.0.1:9092"
 BATCH_ROWS = 20000
 
 
@@ -54,23 +57,22 @@ def kafka_records(count: int) -> list[dict[str, Any]]:
 
 
 def produce(topic: str, records: list[dict[str, Any]]) -> None:
-    from confluent_kafka import Producer
+    import asyncio
+
+    from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
 
     from gateway.recorded import envelope_from_record
     from protocol_adapters.kafka.mapping import outgoing_record
 
-    producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 20, "batch.num.messages": 5000})
-    for record in records:
-        out = outgoing_record(envelope_from_record(record))
-        while True:
-            try:
-                producer.produce(topic, value=out.value, key=out.key, headers=out.headers)
-                break
-            except BufferError:
-                producer.poll(0.1)
-        producer.poll(0)
-    if producer.flush(120):
-        raise RuntimeError("records not acknowledged")
+    async def send_all() -> None:
+        async with AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, linger_ms=20, max_batch_size=1 << 20,
+                                    max_request_size=4 << 20) as producer:
+            pending = []
+            for record in records:
+                out = outgoing_record(envelope_from_record(record))
+                pending.append(await producer.send(topic, out.value, key=out.key, headers=out.headers))
+            await asyncio.gather(*pending)
+    asyncio.run(send_all())
 
 
 def batch_candidates(spark: Any, lines: list[str]) -> dict[str, Callable[[], None]]:
@@ -113,9 +115,9 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
 
     from gateway.settings import load_settings
     from gateway.spark import bundle_from_paths
-    from gateway.spark.streaming import BatchWriter, choose_connector, plan_stream, start_query
+    from gateway.spark.streaming import BatchWriter, plan_stream, start_query
 
-    subprocess.run(["bash", str(ROOT / "deploy" / "brokers" / "tansu.sh"), "start"], check=True)
+    subprocess.run(["bash", str(ROOT / "deploy" / "brokers" / "kafka.sh"), "start"], check=True)
     run = uuid.uuid4().hex[:8]
     topic = f"bench-{run}-telemetry"
     produce(topic, records)
@@ -132,12 +134,11 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
     snapshot, bundle = bundle_from_paths([config])
     settings, _ = load_settings(config)
     plan = plan_stream(snapshot, settings, bundle)
-    connector = choose_connector(spark, "python")
     rounds = iter(range(1000))
 
     def kafka_read() -> None:
         counted: list[int] = []
-        query = (spark.readStream.format("xgate_kafka").option("kafka.bootstrap.servers", BOOTSTRAP)
+        query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", BOOTSTRAP)
                  .option("subscribe", topic).option("startingOffsets", "earliest")
                  .option("maxOffsetsPerTrigger", str(BATCH_ROWS)).load()
                  .writeStream.foreachBatch(lambda df, _: counted.append(df.count()))
@@ -148,7 +149,7 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
 
     def kafka_runner() -> None:
         index = next(rounds)
-        writer = BatchWriter(plan, connector, str(work / f"audit-{index}"), out=open(os.devnull, "w"))  # noqa: SIM115
+        writer = BatchWriter(plan, str(work / f"audit-{index}"), out=open(os.devnull, "w"))  # noqa: SIM115
         query = start_query(spark, plan, writer, checkpoint=str(work / f"runner-{index}"), starting="earliest",
                             max_offsets=BATCH_ROWS, trigger_seconds=0, available_now=True)
         query.awaitTermination()
@@ -157,20 +158,74 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
         phases.update(writer.totals.phases)
         phases["micro-batches"] = writer.totals.batches
 
-    return {"kafka-read": kafka_read, "kafka-runner": kafka_runner}
+    def xgate_run() -> float:
+        index = next(rounds)
+        folder = work / f"xgate-{index}"
+        folder.mkdir()
+        for item in config.iterdir():
+            (folder / item.name).write_bytes(item.read_bytes())
+        fresh = dict(gateway, endpoints=dict(gateway["endpoints"]))
+        fresh["endpoints"]["telemetry.in"] = {"uris": [f"tcp://{BOOTSTRAP}"],
+                                              "options": {"topic": topic, "consumergroup": f"bench-{run}-{index}"}}
+        (folder / "gateway.yaml").write_text(yaml.safe_dump(fresh), "utf-8")
+        return timed_gateway(folder, len(records))
+
+    return {"kafka-read": kafka_read, "kafka-runner": kafka_runner, "xgate-run": xgate_run}
 
 
-def measure(candidates: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
-    for run in candidates.values():  # warm-up: Python workers started, registries compiled on executors
-        run()
+def routed_total(port: int) -> float:
+    import re
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return 0.0
+    return sum(float(v) for v in re.findall(r"^xgate_routed_messages_total\{[^}]*\} ([0-9.e+]+)$", text, re.MULTILINE))
+
+
+def timed_gateway(folder: Path, count: int) -> float:
+    """`xgate run` until it routed `count` messages; seconds from its first routed message, scaled to all."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "run", "--config", str(folder),
+                                "--metrics-address", f"127.0.0.1:{port}"], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 900
+        first: tuple[float, float] | None = None
+        while time.monotonic() < deadline and process.poll() is None:
+            done = routed_total(port)
+            now = time.perf_counter()
+            if first is None and done > 0:
+                first = (now, done)
+            if done >= count and first is not None:
+                return (now - first[0]) * count / max(count - first[1], 1)
+            time.sleep(0.1)
+        raise RuntimeError(f"xgate run routed {routed_total(port)} of {count} (exit {process.poll()})")
+    finally:
+        process.terminate()
+        process.wait(60)
+
+
+def measure(candidates: dict[str, Callable[[], float | None]], rounds: int,
+            warm: bool = True) -> dict[str, list[float]]:
+    """Seconds per round; a candidate that returns a figure times itself (xgate-run leaves its startup out)."""
+    if warm:
+        for run in candidates.values():  # warm-up: Python workers started, registries compiled on executors
+            run()
     timings: dict[str, list[float]] = {name: [] for name in candidates}
     order = list(candidates)
     for index in range(rounds):
         shift = index % len(order)
         for name in order[shift:] + order[:shift]:  # every candidate once a round, the order rotated
             start = time.perf_counter()
-            candidates[name]()
-            timings[name].append(time.perf_counter() - start)
+            seconds = candidates[name]()
+            timings[name].append(seconds if seconds is not None else time.perf_counter() - start)
     return timings
 
 
@@ -180,6 +235,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--no-kafka", action="store_true", help="only the batch candidates")
+    parser.add_argument("--no-batch", action="store_true", help="only the streaming candidates (and check)")
     args = parser.parse_args()
 
     from gateway.spark.batch import build_session
@@ -187,10 +243,11 @@ def main() -> int:
     # one corpus for every candidate: the demo's Kafka telemetry (binary and structured CloudEvents, ~15% defects)
     records = kafka_records(args.count)
     lines = [json.dumps(r) + "\n" for r in records]
-    spark = build_session(args.master, "xgate-bench")
+    spark = build_session(args.master, "xgate-bench", kafka=not args.no_kafka)
     phases: dict[str, float] = {}
     try:
-        candidates = batch_candidates(spark, lines)
+        batch = batch_candidates(spark, lines)
+        candidates = {"check": batch["check"]} if args.no_batch else batch
         with tempfile.TemporaryDirectory(prefix="xgate-bench-") as work:
             if not args.no_kafka:  # streaming and batch candidates share the rounds: one ratio to `check` each
                 candidates.update(stream_candidates(spark, records, Path(work), phases))
@@ -218,6 +275,11 @@ def main() -> int:
               f" {result['rate_over_check'][name]:>8.2f}x [{ratio_low:.2f}-{ratio_high:.2f}]")
     if phases:
         print("kafka-runner, last round: " + ", ".join(f"{name} {value:.1f}" for name, value in phases.items()))
+    if "xgate-run" in medians:
+        ratio = medians["xgate-run"] / medians["kafka-runner"]
+        result["runner_over_xgate_run"] = ratio
+        save("spark", result)
+        print(f"streaming runner over `xgate run` (one process): {ratio:.2f}x (target 1.5x)")
     return 0
 
 

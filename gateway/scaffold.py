@@ -54,7 +54,7 @@ class _Protocol:
 
 _PROTOCOLS: dict[str, _Protocol] = {
     "kafka": _Protocol(
-        "Kafka", "KAFKA", "127.0.0.1:19092", "1.0-rc4 form; the older `uri: host:port` is read too",
+        "Kafka", "KAFKA", "127.0.0.1:9092", "1.0-rc4 form; the older `uri: host:port` is read too",
         "consumer", "binary or structured mode",
         "Events consumed from Kafka",
         ("topic: events                    # the topic consumed",

@@ -13,6 +13,7 @@ routes:
     unmatched: telemetry.dlq      # default: same as nonconformant
     policy: forward               # forward | observe | reject | drop
     inflight: 1000                # messages on their way per route (backpressure window)
+    exactly_once: false           # Kafka to Kafka only: outputs and consumed offsets in one transaction
 endpoints:
   telemetry.in:
     uris: [tcp://kafka-1:9092]    # overrides protocoloptions.endpoints
@@ -29,6 +30,7 @@ runtime:
   metrics_address: 127.0.0.1:9464 # /metrics /healthz /readyz ("" turns the server off)
   reload_debounce: 1.0            # seconds of quiet after a file change before reloading
   workers: 1                      # processes sharing every source (a core each); see README "Using every core"
+  exactly_once: false             # default of every route's exactly_once
   limits:                         # past one, a message gets a `limit` verdict (gateway/limits.py); these are the defaults
     max_body_bytes: 1048576
     max_headers: 100
@@ -100,6 +102,7 @@ class RouteSettings:
     policy: str = "forward"
     inflight: int | None = None
     origin: str = ""
+    exactly_once: bool | None = None  # None: runtime.exactly_once
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +124,7 @@ class RuntimeSettings:
     reload_debounce: float = 1.0
     limits: Limits = DEFAULT_LIMITS
     workers: int = 1  # processes, each a full gateway sharing the sources (gateway/runtime/workers.py)
+    exactly_once: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +264,7 @@ def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
                         "reload_debounce, limits, workers)")
         return defaults
     known = {"inflight", "drain_timeout", "summary_interval", "metrics_address", "reload_debounce", "limits",
-             "workers"}
+             "workers", "exactly_once"}
     problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - known, key=str))
     address = raw.get("metrics_address", defaults.metrics_address)
     if not isinstance(address, str):
@@ -273,7 +277,8 @@ def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
         address,
         float(_number(raw, "reload_debounce", defaults.reload_debounce, where, problems)),
         _limits(raw.get("limits"), f"{where}/limits", problems),
-        _number(raw, "workers", defaults.workers, where, problems, integer=True, least=1))
+        _number(raw, "workers", defaults.workers, where, problems, integer=True, least=1),
+        _flag(raw, "exactly_once", False, where, problems))
 
 
 def _limits(raw: Any, where: str, problems: list[str]) -> Limits:
@@ -433,7 +438,12 @@ def load_sources(path: str | Path) -> tuple[tuple[RegistrySource, ...], list[Dia
 
 
 ROUTE_ROLES = ("conformant", "nonconformant", "unmatched")
-_ROUTE_KEYS = ("source", *ROUTE_ROLES, "policy", "inflight")
+_ROUTE_KEYS = ("source", *ROUTE_ROLES, "policy", "inflight", "exactly_once")
+
+
+def _optional_flag(raw: dict[str, Any], name: str, where: str, problems: list[str]) -> bool | None:
+    """A route's true/false setting by the one value reader; None when absent (the runtime's default applies)."""
+    return None if raw.get(name) is None else _flag(raw, name, False, where, problems)
 
 
 def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
@@ -459,7 +469,7 @@ def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
     if found:
         return None
     return RouteSettings(raw["source"], raw.get("conformant"), raw.get("nonconformant"), raw.get("unmatched"),
-                         policy, inflight, where)
+                         policy, inflight, where, _optional_flag(raw, "exactly_once", where, problems))
 
 
 def _routes(raw: Any, problems: list[str]) -> list[RouteSettings]:

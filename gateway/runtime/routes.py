@@ -6,20 +6,22 @@ Labels let one dropped document carry its own route:
                "xgate.route.nonconformant": "telemetry.dlq",
                "xgate.route.unmatched": "telemetry.dlq",
                "xgate.route.policy": "forward",
-               "xgate.route.inflight": "500"}
+               "xgate.route.inflight": "500",
+               "xgate.route.exactly_once": "false"}
 
 A route in gateway.yaml for the same source wins over labels.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.errors import Diagnostic, Severity
 from gateway.model.resolved import Registry
 from gateway.runtime.credentials import scrub_endpoint
 from gateway.runtime.endpoint_checks import endpoint_problems
+from gateway.runtime.exactly_once import join_transaction
 from gateway.settings import POLICIES, RouteSettings, Settings
 from protocol_adapters.base import EndpointConfig, TlsSettings
 
@@ -59,9 +61,11 @@ def _from_labels(endpoint_id: str, labels: dict[str, Any]) -> RouteSettings | No
     if not routed:
         return None
     inflight = routed.get("inflight")
+    exactly_once = routed.get("exactly_once", "").lower()
     return RouteSettings(endpoint_id, routed.get("conformant"), routed.get("nonconformant"), routed.get("unmatched"),
                          routed.get("policy", "forward").lower(),
-                         int(inflight) if inflight and inflight.isdigit() else None, f"labels of {endpoint_id}")
+                         int(inflight) if inflight and inflight.isdigit() else None, f"labels of {endpoint_id}",
+                         {"true": True, "false": False}.get(exactly_once))
 
 
 def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route], list[Diagnostic]]:
@@ -113,10 +117,20 @@ def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route],
         problems.extend(checked)
         if broken or checked:
             continue
-        routes.append(Route(source, destinations["conformant"],
-                            destinations["nonconformant"],
-                            destinations["unmatched"] if route.unmatched else destinations["nonconformant"],
-                            route.policy, route.inflight or settings.runtime.inflight))
+        built = Route(source, destinations["conformant"],
+                      destinations["nonconformant"],
+                      destinations["unmatched"] if route.unmatched else destinations["nonconformant"],
+                      route.policy, route.inflight or settings.runtime.inflight)
+        if route.exactly_once if route.exactly_once is not None else settings.runtime.exactly_once:
+            joined = join_transaction([built.source, built.conformant, built.nonconformant, built.unmatched])
+            if isinstance(joined, str):
+                problem(route, joined, "exactly_once")
+                continue
+            joined_source, conformant, nonconformant, unmatched = joined
+            assert joined_source is not None
+            built = replace(built, source=joined_source, conformant=conformant, nonconformant=nonconformant,
+                            unmatched=unmatched)
+        routes.append(built)
     return routes, problems
 
 

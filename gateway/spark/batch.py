@@ -25,10 +25,13 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def build_session(master: str | None = None, app_name: str = "xgate") -> SparkSession:
+def build_session(master: str | None = None, app_name: str = "xgate", kafka: bool = False) -> SparkSession:
     """A quiet SparkSession: no UI, a deep driver stack (-Xss16m), executors on this Python.
 
     `master` None means spark-submit's master when run by spark-submit, else `DEFAULT_MASTER`.
+    `kafka`: with Spark's own Kafka connector on the classpath (gateway/spark/connector.py resolves it).
+    Without it the connector is still added when an earlier run resolved it: the driver's classpath is fixed
+    when its JVM starts, and a later session in the same process (a test run) may want Kafka.
     """
     from pyspark.sql import SparkSession
 
@@ -40,6 +43,11 @@ def build_session(master: str | None = None, app_name: str = "xgate") -> SparkSe
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from gateway.spark.connector import kafka_connector_jars
+
+    jars = kafka_connector_jars(resolve=kafka)
+    if jars:
+        builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
     spark = (builder.master(master)
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")

@@ -43,7 +43,8 @@ def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> int:
 
     from gateway.settings import load_settings
     from gateway.spark.batch import build_session
-    from gateway.spark.streaming import BatchWriter, PlanError, choose_connector, plan_stream, start_query
+    from gateway.spark.connector import ConnectorError
+    from gateway.spark.streaming import BatchWriter, PlanError, plan_stream, require_connector, start_query
 
     if len(args.config) != 1:
         print("xgate spark: streaming takes one --config directory (its gateway.yaml holds the routes)",
@@ -66,18 +67,22 @@ def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> int:
         checkpoint = tempfile.mkdtemp(prefix="xgate-spark-checkpoint-")
         print(f"xgate spark: no --checkpoint: using {checkpoint}; a restart starts again from the source "
               "endpoints' autooffsetreset", file=sys.stderr)
-    spark = build_session(args.master)
+    try:
+        spark = build_session(args.master, kafka=True)
+    except ConnectorError as exc:
+        print(f"xgate spark: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     try:
         try:
-            connector = choose_connector(spark, args.kafka_connector)
+            require_connector(spark)
         except PlanError as exc:
             print(f"xgate spark: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        writer = BatchWriter(plan, connector, args.parquet)
+        writer = BatchWriter(plan, args.parquet)
         query = start_query(spark, plan, writer, checkpoint=checkpoint, starting=args.starting_offsets,
                             max_offsets=args.max_offsets_per_trigger, trigger_seconds=args.trigger_interval,
                             available_now=args.available_now)
-        print(f"xgate spark: reading {len(plan.sources)} Kafka source endpoint(s) with the {connector} connector; "
+        print(f"xgate spark: reading {len(plan.sources)} Kafka source endpoint(s) with Spark's Kafka connector; "
               f"checkpoint {checkpoint}" + (f", audit Parquet {args.parquet}" if args.parquet else ""),
               file=sys.stderr, flush=True)
         try:
@@ -142,9 +147,6 @@ def add_commands(commands: Any) -> None:
     stream.add_argument("--max-offsets-per-trigger", type=int, metavar="N", help="records per micro-batch at most")
     stream.add_argument("--starting-offsets", choices=("earliest", "latest"),
                         help="where a new checkpoint starts (default: each source endpoint's autooffsetreset)")
-    stream.add_argument("--kafka-connector", choices=("auto", "jvm", "python"), default="auto",
-                        help="Spark's own Kafka connector (jvm) or the project's (python); auto takes jvm when it is "
-                             "on the classpath")
     batch = spark.add_argument_group("batch (data at rest)")
     batch.add_argument("--batch", action="store_true",
                        help="judge a recorded-messages file or a Parquet dataset instead of streaming")

@@ -29,7 +29,7 @@ from gateway.errors import AdapterError
 from gateway.loader import Snapshot
 from gateway.runtime.routes import SOURCE_USAGES, Route, endpoint_config, resolve_routes
 from gateway.settings import Settings
-from gateway.spark.kafka_options import JVM_FORMAT, PYTHON_FORMAT, jvm_options, python_options
+from gateway.spark.kafka_options import JVM_FORMAT, jvm_options
 from gateway.spark.routing import RoutingTable, route_frame, routing_table
 from gateway.spark.shipping import RegistryBundle
 from protocol_adapters.kafka.options import Connection, source_options
@@ -137,37 +137,23 @@ def jvm_kafka_available(spark: SparkSession) -> bool:
         return False
 
 
-def choose_connector(spark: SparkSession, wanted: str) -> str:
-    """`jvm` or `python`: `auto` takes the JVM connector when it is on the classpath."""
-    if wanted == "python" or (wanted == "auto" and not jvm_kafka_available(spark)):
-        from gateway.spark.kafka_datasource import register
-
-        register(spark)
-        return "python"
-    if wanted == "jvm" and not jvm_kafka_available(spark):
-        raise PlanError(f"--kafka-connector jvm: {KAFKA_PROVIDER} is not on the classpath (add the "
-                        "spark-sql-kafka-0-10 package, e.g. spark-submit --packages "
-                        "org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>)")
-    return "jvm"
+def require_connector(spark: SparkSession) -> None:
+    """Spark's own Kafka connector must be on the classpath (build_session(kafka=True), or --packages)."""
+    if not jvm_kafka_available(spark):
+        raise PlanError(f"{KAFKA_PROVIDER} is not on the classpath (a local session resolves it with Maven; "
+                        "under spark-submit add --packages org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>)")
 
 
-def _client_options(connector: str, connection: Connection) -> dict[str, str]:
-    return jvm_options(connection) if connector == "jvm" else python_options(connection)
-
-
-def read_sources(spark: SparkSession, plan: StreamPlan, connector: str, starting: str | None,
-                 max_offsets: int | None) -> DataFrame:
+def read_sources(spark: SparkSession, plan: StreamPlan, starting: str | None, max_offsets: int | None) -> DataFrame:
     """One stream per source endpoint, each tagged with its endpoint id, unioned."""
     from pyspark.sql import functions as F
 
     streams = []
     for source in plan.sources:
-        reader = (spark.readStream.format(JVM_FORMAT if connector == "jvm" else PYTHON_FORMAT)
-                  .options(**_client_options(connector, source.connection))
+        reader = (spark.readStream.format(JVM_FORMAT).options(**jvm_options(source.connection))
                   .option("subscribe", ",".join(source.topics))
-                  .option("startingOffsets", starting or source.starting_offsets))
-        if connector == "jvm":
-            reader = reader.option("includeHeaders", "true")
+                  .option("startingOffsets", starting or source.starting_offsets)
+                  .option("includeHeaders", "true"))
         if max_offsets:
             reader = reader.option("maxOffsetsPerTrigger", str(max_offsets))
         stream = reader.load().select("key", "value", "topic", "partition", "offset", "timestamp", "headers")
@@ -208,9 +194,8 @@ class Totals:
 class BatchWriter:
     """The foreachBatch function (runs on the driver): Kafka destinations, then the Parquet audit, then counts."""
 
-    def __init__(self, plan: StreamPlan, connector: str, parquet: str | None, out: TextIO = sys.stderr) -> None:
+    def __init__(self, plan: StreamPlan, parquet: str | None, out: TextIO = sys.stderr) -> None:
         self.plan = plan
-        self.connector = connector
         self.parquet = parquet
         self.out = out
         self.totals = Totals()
@@ -245,8 +230,7 @@ class BatchWriter:
                     F.col("out_topic").alias("topic"), F.col("out_key").alias("key"),
                     F.col("out_value").alias("value"), F.col("out_headers").alias("headers"),
                     F.col("out_partition").alias("partition"))
-                (records.write.format(JVM_FORMAT if self.connector == "jvm" else PYTHON_FORMAT)
-                 .options(**_client_options(self.connector, connection)).mode("append").save())
+                records.write.format(JVM_FORMAT).options(**jvm_options(connection)).mode("append").save()
             lap("produce to Kafka")
             if self.parquet is not None:
                 (batch.select(*AUDIT_COLUMNS).write.mode("overwrite")
@@ -276,7 +260,7 @@ class BatchWriter:
 
 def start_query(spark: SparkSession, plan: StreamPlan, writer: BatchWriter, *, checkpoint: str, starting: str | None,
                 max_offsets: int | None, trigger_seconds: float, available_now: bool) -> StreamingQuery:
-    routed = route_frame(read_sources(spark, plan, writer.connector, starting, max_offsets), plan.bundle, plan.table)
+    routed = route_frame(read_sources(spark, plan, starting, max_offsets), plan.bundle, plan.table)
     query = routed.writeStream.queryName("xgate").foreachBatch(writer).option("checkpointLocation", checkpoint)
     if available_now:
         query = query.trigger(availableNow=True)

@@ -50,7 +50,7 @@ from protocol_adapters.base import EndpointConfig
 
 REPO = Path(__file__).resolve().parents[2]
 # protocol family -> (broker script, the port it listens on by default, the variable that moves it)
-BROKERS = {"KAFKA": ("tansu", 19092, "XGATE_KAFKA_PORT"), "MQTT": ("mosquitto", 1883, "XGATE_MQTT_PORT"),
+BROKERS = {"KAFKA": ("kafka", 9092, "XGATE_KAFKA_PORT"), "MQTT": ("mosquitto", 1883, "XGATE_MQTT_PORT"),
            "AMQP": ("rabbitmq", 5672, "XGATE_RABBITMQ_PORT"), "NATS": ("nats", 4222, "XGATE_NATS_PORT")}
 VERDICTS = ("conformant", "nonconformant", "unmatched")
 TICK = 0.25  # seconds between traffic batches

@@ -9,12 +9,15 @@ from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka.options import share_source, sink_options, source_options
 from protocol_adapters.kafka.sink import KafkaSink
 from protocol_adapters.kafka.source import KafkaSource
+from protocol_adapters.kafka.transactional_source import TransactionalKafkaSource
 
-__all__ = ["KafkaSink", "KafkaSource", "create_observer", "create_sink", "create_source", "share_source"]
+__all__ = ["KafkaSink", "KafkaSource", "TransactionalKafkaSource", "create_observer", "create_sink", "create_source",
+           "share_source"]
 
 
 def create_source(config: EndpointConfig) -> KafkaSource:
-    return KafkaSource(source_options(config))
+    options = source_options(config)
+    return TransactionalKafkaSource(options) if options.transactional_id else KafkaSource(options)
 
 
 def create_observer(config: EndpointConfig) -> KafkaSource:

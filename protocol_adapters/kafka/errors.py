@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from aiokafka import errors as kafka_errors  # type: ignore[import-untyped]  # aiokafka ships no type information
+from aiokafka.conn import create_conn  # type: ignore[import-untyped]
 
 from gateway.errors import AdapterError, MessageRefused, MessageTooLarge
+from protocol_adapters.tls import tls_refusal
 
 # failures aiokafka does not flag retriable but that pass once the broker is back or less busy
 _TRANSIENT = (
@@ -28,6 +33,7 @@ _PERMANENT = (
     kafka_errors.ClusterAuthorizationFailedError,
     kafka_errors.UnsupportedSaslMechanismError,
     kafka_errors.AuthenticationFailedError,
+    kafka_errors.SaslAuthenticationFailed,
     kafka_errors.UnsupportedVersionError,
     kafka_errors.IllegalArgumentError,
 )
@@ -51,6 +57,8 @@ def adapter_error(exc: BaseException, doing: str) -> AdapterError:
     """An AdapterError for `exc`, raised while `doing` (e.g. "produce to topic t")."""
     if isinstance(exc, AdapterError):
         return exc
+    if (refusal := tls_refusal(exc)) is not None:
+        return AdapterError(f"Kafka: could not {doing}: TLS handshake failed: {refusal}", retriable=False)
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, _TOO_LARGE):
         return MessageTooLarge(f"Kafka: could not {doing}: record too large ({detail}; the limits are the "
@@ -58,3 +66,30 @@ def adapter_error(exc: BaseException, doing: str) -> AdapterError:
     if isinstance(exc, _RECORD_REFUSED):
         return MessageRefused(f"Kafka: could not {doing}: the broker refused the record: {detail}")
     return AdapterError(f"Kafka: could not {doing}: {detail}", retriable=is_retriable(exc))
+
+
+async def bootstrap_error(exc: BaseException, kwargs: dict[str, Any], doing: str) -> AdapterError:
+    """The AdapterError for a client that failed to start, with the reason aiokafka's start leaves out.
+
+    aiokafka logs why each bootstrap server refused (wrong SASL password, untrusted certificate) and then
+    raises a bare "Unable to bootstrap", which reads as retriable. One more connection to the first server
+    finds the reason: refused credentials or certificates are not retriable; a broker that is down is.
+    """
+    if not isinstance(exc, kafka_errors.KafkaConnectionError):
+        return adapter_error(exc, doing)
+    host, _, port = str(kwargs["bootstrap_servers"][0]).rpartition(":")
+    try:
+        async with asyncio.timeout(kwargs.get("request_timeout_ms", 15000) / 1000):
+            connection = await create_conn(
+                host, int(port), client_id=kwargs.get("client_id", "xgate"),
+                request_timeout_ms=kwargs.get("request_timeout_ms", 15000),
+                ssl_context=kwargs.get("ssl_context"), security_protocol=kwargs.get("security_protocol", "PLAINTEXT"),
+                sasl_mechanism=kwargs.get("sasl_mechanism", "PLAIN"),
+                sasl_plain_username=kwargs.get("sasl_plain_username"),
+                sasl_plain_password=kwargs.get("sasl_plain_password"))
+    except (KafkaError, OSError, TimeoutError) as cause:
+        if not is_retriable(cause) or tls_refusal(cause) is not None:
+            return adapter_error(cause, doing)
+    else:
+        connection.close()
+    return adapter_error(exc, doing)

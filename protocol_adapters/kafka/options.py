@@ -34,6 +34,8 @@ Client tuning, read from `config.options` and then `config.extra` (aiokafka name
 | `max_partition_fetch_bytes` | source | `1048576` | most bytes fetched per partition per request |
 | `fetch_max_wait_ms` | source | `500` | longest the broker may hold a fetch waiting for data (lower: less latency at low rates, more requests) |
 | `fetch_min_bytes` | source | `1` | bytes the broker waits for before answering a fetch |
+| `isolation_level` | source | `read_uncommitted` | `read_committed`: skip records of aborted transactions (always so in an exactly-once route) |
+| `enable_idempotence` | sink | `true` with acks all | idempotent producer: a retried send is written once per partition, in order; needs acks all |
 | `linger_ms` | sink | `5` | how long the producer waits to batch records |
 | `max_batch_size` | sink | `131072` | bytes per partition batch |
 | `max_request_size` | sink | `1048576` | largest request (a record above it is a non-retriable error) |
@@ -46,8 +48,8 @@ Credentials and TLS only from settings: `config.username` / `config.password` wi
 `config.extra["sasl_mechanism"]` (`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`; setting it selects
 `SASL_PLAINTEXT`, or `SASL_SSL` with TLS); TLS from `config.tls` (`ca_file` alone trusted when given,
 `cert_file`/`key_file`, `verify`; setting it selects `SSL`); `config.extra["security_protocol"]` overrides
-the protocol derived from the uri scheme. A uri with user info is refused. Tansu, the broker of the
-tests, has no working TLS or SASL: this mapping is unit-tested only.
+the protocol derived from the uri scheme. A uri with user info is refused. The integration tests run
+TLS and SASL against a private Apache Kafka with such listeners (tests/contract/test_kafka_security.py).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from protocol_adapters.tls import client_context
 _SCHEMES = {"": "PLAINTEXT", "tcp": "PLAINTEXT", "kafka": "PLAINTEXT", "plaintext": "PLAINTEXT",
             "ssl": "SSL", "kafka+ssl": "SSL", "sasl_plaintext": "SASL_PLAINTEXT", "sasl_ssl": "SASL_SSL"}
 _SASL = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_ISOLATION = ("read_uncommitted", "read_committed")
 _RESETS = ("earliest", "latest", "none")
 _COMPRESSIONS = ("gzip", "snappy", "lz4", "zstd")
 
@@ -120,6 +123,8 @@ class KafkaSourceOptions:
     fetch_min_bytes: int
     backoff_max: float
     commit: bool = True  # False: an observer (xgate capture) that reads in a group of its own and never commits
+    transactional_id: str | None = None  # set by an exactly-once route (gateway/runtime/exactly_once.py)
+    isolation_level: str = "read_uncommitted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +133,7 @@ class KafkaSinkOptions:
     connection: Connection
     topic: str
     acks: int | str
+    idempotent: bool
     partition: int | None
     default_key: bytes | None
     default_headers: tuple[tuple[str, bytes], ...]
@@ -135,6 +141,7 @@ class KafkaSinkOptions:
     max_batch_size: int
     max_request_size: int
     compression_type: str | None
+    transactional_id: str | None = None  # set by an exactly-once route: produce into its transaction
 
 
 def ssl_context(tls: TlsSettings | None, client_id: str) -> ssl.SSLContext:
@@ -172,6 +179,8 @@ def source_options(config: EndpointConfig) -> KafkaSourceOptions:
         fetch_max_wait_ms=read.integer("fetch_max_wait_ms", default=500, least=0),
         fetch_min_bytes=read.integer("fetch_min_bytes", default=1, least=1),
         backoff_max=read.integer("reconnect_backoff_max_ms", default=5000, least=0) / 1000,
+        transactional_id=_transactional_id(config),
+        isolation_level=read.text("isolation_level", default="read_uncommitted", choices=_ISOLATION, lower=True),
     )
 
 
@@ -187,11 +196,16 @@ def sink_options(config: EndpointConfig) -> KafkaSinkOptions:
     headers = opts.get("headers") or {}
     if not isinstance(headers, Mapping):
         raise read.fail(f"option 'headers': expected a map of strings, found {headers!r}", "headers")
+    acks = _acks(read, opts.get("acks"))
+    idempotent = read.flag("enable_idempotence", default=acks == "all")
+    if idempotent and acks != "all":
+        raise read.fail("option 'enable_idempotence': true needs acks -1 (all)", "enable_idempotence")
     return KafkaSinkOptions(
         endpoint_id=config.endpoint_id,
         connection=_connection(config, read),
         topic=topic,
-        acks=_acks(read, opts.get("acks")),
+        acks=acks,
+        idempotent=idempotent,
         partition=read.integer("partition", default=None, least=0),
         default_key=key.encode() if isinstance(key, str) and key and "{" not in key else None,
         default_headers=tuple((str(name), str(value).encode()) for name, value in headers.items()),
@@ -199,6 +213,7 @@ def sink_options(config: EndpointConfig) -> KafkaSinkOptions:
         max_batch_size=read.integer("max_batch_size", default=131072, least=0),
         max_request_size=read.integer("max_request_size", default=1048576, least=0),
         compression_type=read.text("compression_type", default=None, choices=_COMPRESSIONS, lower=True),
+        transactional_id=_transactional_id(config),
     )
 
 
@@ -242,6 +257,11 @@ def _derived_protocol(schemes: set[str], config: EndpointConfig, read: OptionRea
     if sasl or protocol.startswith("SASL"):
         return "SASL_SSL" if tls else "SASL_PLAINTEXT"
     return "SSL" if tls else "PLAINTEXT"
+
+
+def _transactional_id(config: EndpointConfig) -> str | None:
+    value = config.extra.get("transactional_id")  # set by an exactly-once route, never by documents
+    return str(value) if value else None
 
 
 def _topics(read: OptionReader) -> tuple[str, ...]:

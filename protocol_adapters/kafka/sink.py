@@ -1,10 +1,13 @@
 """KafkaSink: produce each envelope to the sink's own topic and return once the broker confirmed it.
 
-One AIOKafkaProducer per sink, acks=all, without idempotence (Tansu rejects aiokafka's
-idempotent producer; duplicates after a retried send are within at-least-once). Concurrent
+One AIOKafkaProducer per sink, acks=all and idempotent by default (a send the client retries
+after a lost answer is written once, in order; a send the runtime retries is within at-least-once). Concurrent
 `send` calls share the producer's batches (linger_ms). The connection is made on the first
 `send`, so a gateway starts while its broker is down; every failure to reach the broker is a
 retriable AdapterError and the next `send` tries again.
+
+In an exactly-once route (`options.transactional_id`) the sink produces into the route's transaction
+(transaction.py), which its source commits together with the consumed offsets.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafk
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError, MessageRefused
-from protocol_adapters.kafka.errors import KafkaError, adapter_error
+from protocol_adapters.kafka import transaction as transactions
+from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
 from protocol_adapters.kafka.mapping import outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions
 
@@ -35,6 +39,7 @@ class KafkaSink:
         self._closed = False
         # the last failed connection attempt: concurrent senders share it instead of queueing attempts
         self._failure: tuple[float, AdapterError] | None = None
+        self._transaction: transactions.KafkaTransaction | None = None
 
     async def __aenter__(self) -> Self:
         options = self.options
@@ -45,7 +50,7 @@ class KafkaSink:
             raise AdapterError(f"Kafka sink {options.endpoint_id!r}: bad TLS settings: {exc}", retriable=False) from exc
         kwargs.update(
             acks=options.acks,
-            enable_idempotence=False,
+            enable_idempotence=options.idempotent,
             linger_ms=options.linger_ms,
             max_batch_size=options.max_batch_size,
             max_request_size=options.max_request_size,
@@ -53,16 +58,25 @@ class KafkaSink:
         )
         self._kwargs = kwargs
         self._closed = False
+        if options.transactional_id is not None:
+            self._transaction = transactions.acquire(options.transactional_id, {
+                k: v for k, v in kwargs.items() if k not in ("acks", "enable_idempotence")})
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         self._closed = True
+        transaction, self._transaction = self._transaction, None
+        if transaction is not None:
+            await transactions.release(transaction, self.options.connection.connect_timeout)
         producer, self._producer = self._producer, None
         if producer is not None:
             await _stop(producer, self.options.connection.connect_timeout)
 
     async def send(self, envelope: Envelope) -> None:
+        if self._transaction is not None:
+            await self._send_in_transaction([envelope])
+            return
         producer = self._producer or await self._connect()
         options = self.options
         record = outgoing_record(envelope, options.default_key, options.default_headers)
@@ -79,6 +93,9 @@ class KafkaSink:
         The records join the producer's batches in this order, so per-partition order is kept.
         """
         options = self.options
+        if self._transaction is not None:
+            await self._send_in_transaction(envelopes)
+            return [None] * len(envelopes)
         try:
             producer = self._producer or await self._connect()
         except AdapterError as exc:
@@ -110,6 +127,20 @@ class KafkaSink:
             failures.append(outcome if isinstance(outcome, AdapterError) else None)
         return failures
 
+    async def _send_in_transaction(self, envelopes: list[Envelope]) -> None:
+        """Into the route's open transaction; a failure there aborts it and the source reads the records again."""
+        assert self._transaction is not None
+        options = self.options
+        records: list[tuple[bytes | None, dict[str, Any]]] = []
+        for envelope in envelopes:
+            record = outgoing_record(envelope, options.default_key, options.default_headers)
+            records.append((record.value, {"key": record.key, "partition": options.partition,
+                                           "timestamp_ms": record.timestamp_ms, "headers": record.headers}))
+        try:
+            await self._transaction.send(options.topic, records)
+        except (TimeoutError, KafkaError, OSError) as exc:  # the transaction could not even start
+            raise adapter_error(exc, f"produce to topic {options.topic!r}") from exc
+
     async def _connect(self) -> Any:
         if self._kwargs is None or self._closed:
             raise AdapterError("Kafka sink used outside `async with`", retriable=False)
@@ -127,7 +158,7 @@ class KafkaSink:
             except (TimeoutError, KafkaError, OSError) as exc:
                 await _stop(producer, self.options.connection.connect_timeout)
                 servers = ",".join(self.options.connection.bootstrap_servers)
-                error = adapter_error(exc, f"connect to {servers}")
+                error = await bootstrap_error(exc, self._kwargs, f"connect to {servers}")
                 self._failure = (loop.time(), error)
                 raise error from exc
             self._producer, self._failure = producer, None

@@ -26,11 +26,13 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener  # type: ignore
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.base import Delivery
-from protocol_adapters.kafka.errors import KafkaError, adapter_error, is_retriable
+from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error, is_retriable
 from protocol_adapters.kafka.mapping import record_envelope
 from protocol_adapters.kafka.options import KafkaSourceOptions
 
 _POLL_MS = 200
+# longest a revocation waits for records already handed out to be delivered before it commits
+_SETTLE_SECONDS = 5.0
 
 
 class _Partition:
@@ -103,6 +105,7 @@ class KafkaSource:
             fetch_max_wait_ms=options.fetch_max_wait_ms,
             fetch_min_bytes=options.fetch_min_bytes,
             retry_backoff_ms=100,
+            **self.consumer_settings(),
             **kwargs,
         )
         consumer.subscribe(list(options.topics), listener=_Rebalance(self))
@@ -114,7 +117,7 @@ class KafkaSource:
                 async with asyncio.timeout(options.connection.connect_timeout):
                     await consumer.stop()
             servers = ",".join(options.connection.bootstrap_servers)
-            raise adapter_error(exc, f"connect to {servers}") from exc
+            raise await bootstrap_error(exc, kwargs, f"connect to {servers}") from exc
         self._consumer = consumer
         self._stopping.clear()
         self._committer = asyncio.create_task(self._commit_loop(), name=f"kafka-commit-{options.endpoint_id}")
@@ -135,7 +138,6 @@ class KafkaSource:
         with contextlib.suppress(KafkaError, OSError, TimeoutError):
             async with asyncio.timeout(timeout):
                 await self._commit(consumer)
-        _leave_group_on_stop(consumer)
         with contextlib.suppress(KafkaError, OSError, TimeoutError):
             async with asyncio.timeout(timeout):
                 await consumer.stop()
@@ -143,14 +145,21 @@ class KafkaSource:
         self._parts.clear()
         self._ready.clear()
 
+    def consumer_settings(self) -> dict[str, Any]:
+        """More AIOKafkaConsumer settings (a transactional source reads committed records only)."""
+        return {"isolation_level": self.options.isolation_level}
+
+    def envelope(self, handle: tuple[Any, Any]) -> Envelope:
+        """The envelope of a fetched record; its ack handle is (TopicPartition, record)."""
+        return record_envelope(handle[1], self.options.endpoint_id, handle)
+
     async def __aiter__(self) -> AsyncIterator[Envelope]:
-        endpoint = self.options.endpoint_id
         ready = self._ready
+        envelope = self.envelope
         backoff = 0.0
         while True:
             while ready:
-                handle = ready.popleft()
-                yield record_envelope(handle[1], endpoint, handle)
+                yield envelope(ready.popleft())
             consumer = self._consumer
             if consumer is None or self._stopping.is_set():
                 return
@@ -165,11 +174,10 @@ class KafkaSource:
 
     def take_ready(self, limit: int) -> list[Envelope]:
         """Records already fetched, without waiting: the pipeline judges and delivers them as one batch."""
-        ready, endpoint = self._ready, self.options.endpoint_id
+        ready, envelope = self._ready, self.envelope
         taken: list[Envelope] = []
         while ready and len(taken) < limit and not self._stopping.is_set():
-            handle = ready.popleft()
-            taken.append(record_envelope(handle[1], endpoint, handle))
+            taken.append(envelope(ready.popleft()))
         return taken
 
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
@@ -250,16 +258,28 @@ class KafkaSource:
                     part.committed = offset
 
     async def _revoked(self, revoked: Any) -> None:
+        lost = set(revoked)
+        # not handed out yet: the next owner reads them; what was handed out may still be delivered, and
+        # committing it first spares the next owner reading it again (a bounded wait: a rebalance waits on it)
+        _drop_ready(self._ready, lambda item: item[0] in lost)
         consumer = self._consumer
         if consumer is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(_SETTLE_SECONDS, self.options.rebalance_timeout_ms / 2000)):
+                    await self._settled(lost)
             with contextlib.suppress(KafkaError, OSError, TimeoutError):
                 async with asyncio.timeout(self.options.connection.connect_timeout):
-                    await self._commit(consumer, set(revoked))
+                    await self._commit(consumer, lost)
         # another member may own these now: what was not acknowledged is its to read again
-        lost = set(revoked)
         for tp in lost:
             self._parts.pop(tp, None)
         _drop_ready(self._ready, lambda item: item[0] in lost)
+
+    async def _settled(self, partitions: set[Any]) -> None:
+        """Until every record handed out from `partitions` was acknowledged."""
+        while any(part.open for tp in partitions if (part := self._parts.get(tp)) is not None):
+            self._acked.clear()
+            await self._acked.wait()
 
     def _assigned(self, assigned: Any) -> None:
         for tp in assigned:
@@ -288,14 +308,3 @@ def _drop_ready(ready: collections.deque[tuple[Any, Any]], dropped: Callable[[tu
     ready.clear()
     ready.extend(kept)
 
-
-def _leave_group_on_stop(consumer: Any) -> None:
-    """Make aiokafka send LeaveGroup on stop for a member of generation 0.
-
-    Tansu numbers a group's first generation 0 and aiokafka only leaves groups whose generation is
-    above 0, so without this the next member waits for this one's session to time out. LeaveGroup
-    carries no generation, so raising the local number only changes that check.
-    """
-    coordinator = getattr(consumer, "_coordinator", None)
-    if coordinator is not None and getattr(coordinator, "generation", None) == 0 and getattr(coordinator, "member_id", ""):
-        coordinator.generation = 1

@@ -1,22 +1,19 @@
-"""The contract suite against the Kafka adapter on a real Tansu broker (deploy/brokers/tansu.sh).
+"""The contract suite against the Kafka adapter on Apache Kafka (deploy/brokers/kafka.sh).
 
-Tansu creates a topic (4 partitions) on the first metadata request for it, so every test uses fresh
-topic and group names and needs no admin step. Groups use short session/rebalance timeouts: the
-suite reopens a source in the same group, and rejoining waits on those timeouts.
+The broker creates a topic (4 partitions, kafka.sh's num.partitions) on the first metadata request
+for it, so every test uses fresh topic and group names and needs no admin step. Groups use short
+session timeouts so that a member that died is noticed quickly.
 
 Beyond the suite: commits stop at the first unacknowledged offset of a partition, fetching pauses
 at `max_unacked`, many concurrent sends are confirmed, and a source and sink ride out a restart of
-a private Tansu (own port, own S3 bucket) without losing a message.
+a private Kafka (own ports, own data directory) without losing a message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,25 +24,17 @@ from protocol_adapters import kafka
 from protocol_adapters.base import EndpointConfig
 from tests.conftest import free_port
 from tests.contract.suite import ContractSuite, publish, run, take
+from tests.kafka_broker import PORT, PrivateKafka, shared_kafka
 
 pytestmark = pytest.mark.integration  # a real broker on 127.0.0.1
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "deploy" / "brokers" / "tansu.sh"
-PORT = int(os.environ.get("XGATE_KAFKA_PORT", "19092"))
-# short group timeouts: a reopened source rejoins in about a second instead of ~18 s
-FAST_GROUP = {"session_timeout_ms": 1000, "heartbeat_interval_ms": 100, "rebalance_timeout_ms": 1000,
-              "commit_interval_ms": 50}
-
-
-def broker(command: str, port: int = PORT) -> None:
-    subprocess.run(["bash", str(SCRIPT), command], check=True, cwd=REPO,
-                   env={**os.environ, "XGATE_KAFKA_PORT": str(port)})
+# short group timeouts: a member that died is noticed within seconds
+FAST_GROUP = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 500, "commit_interval_ms": 50}
 
 
 @pytest.fixture(scope="module")
-def tansu() -> int:
-    broker("start")
+def kafka_port() -> int:
+    shared_kafka()
     return PORT
 
 
@@ -84,8 +73,8 @@ class KafkaHarness:
 
 
 @pytest.fixture
-def harness(tansu: int) -> KafkaHarness:
-    return KafkaHarness(tansu)
+def harness(kafka_port: int) -> KafkaHarness:
+    return KafkaHarness(kafka_port)
 
 
 class TestKafkaAdapter(ContractSuite):
@@ -206,22 +195,13 @@ class TestKafkaAdapter(ContractSuite):
 
 
 @pytest.fixture
-def private_tansu() -> Iterator[int]:
-    port = free_port()
-    broker("start", port)
-    state = os.environ.get("XGATE_BROKER_STATE") or f"{os.environ.get('TMPDIR', '/tmp')}/xgate-brokers"
-    storage = Path(state) / f"tansu-{port}.storage"
-    try:
-        if storage.exists() and storage.read_text().startswith("memory:"):
-            pytest.skip("Tansu runs on memory storage here (no S3 server): a restart would lose every record")
-        yield port
-    finally:
-        broker("stop", port)
-        (Path(state) / f"tansu-{port}.log").unlink(missing_ok=True)
+def private_kafka() -> Iterator[PrivateKafka]:
+    with PrivateKafka() as broker:
+        yield broker
 
 
-def test_source_and_sink_survive_a_broker_restart(private_tansu: int) -> None:
-    harness = KafkaHarness(private_tansu)
+def test_source_and_sink_survive_a_broker_restart(private_kafka: PrivateKafka) -> None:
+    harness = KafkaHarness(private_kafka.port)
     config = harness.config("restart")
     total = 300
 
@@ -248,7 +228,7 @@ def test_source_and_sink_survive_a_broker_restart(private_tansu: int) -> None:
                     await asyncio.gather(*(send(i) for i in range(start, min(start + 25, indexes.stop))))
             consumer = asyncio.create_task(consume())
             await produce(range(100))
-            restart = asyncio.create_task(asyncio.to_thread(broker, "restart", private_tansu))
+            restart = asyncio.create_task(asyncio.to_thread(private_kafka.restart))
             index = 100
             while not restart.done() and index < 200:  # into the broker going down and coming back
                 await send(index)

@@ -60,7 +60,7 @@ RULES = DEPLOY / "prometheus" / "rules" / "xgate.rules.yml"
 DASHBOARD = DEPLOY / "grafana" / "xgate-dashboard.json"
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 # the hosts of config/demo and the compose services that stand in for them
-COMPOSE_HOSTS = {"tcp://127.0.0.1:19092": "tcp://kafka:9092", "mqtt://127.0.0.1:1883": "mqtt://mosquitto:1883",
+COMPOSE_HOSTS = {"tcp://127.0.0.1:9092": "tcp://kafka:9092", "mqtt://127.0.0.1:1883": "mqtt://mosquitto:1883",
                  "nats://127.0.0.1:4222": "nats://nats:4222", "amqp://127.0.0.1:5672": "amqp://rabbitmq:5672",
                  "http://127.0.0.1:8088/orders": "http://xgate:8088/orders"}
 

@@ -6,13 +6,24 @@ from typing import Any
 
 from tests.conftest import free_port
 from tests.integration.harness import Profile
+from tests.kafka_broker import BOOTSTRAP, PrivateKafka
 
 ENDPOINTS = ("in", "valid", "dlq", "unknown")
 
 
-def _kafka(run: str) -> dict[str, dict[str, Any]]:
-    return {n: {"uris": ["tcp://127.0.0.1:19092"], "topic": f"it-{run}-{n}", "consumergroup": f"it-{run}-{n}",
+def _kafka(run: str, bootstrap: str = BOOTSTRAP) -> dict[str, dict[str, Any]]:
+    return {n: {"uris": [f"tcp://{bootstrap}"], "topic": f"it-{run}-{n}", "consumergroup": f"it-{run}-{n}",
                 "autooffsetreset": "earliest"} for n in ENDPOINTS}
+
+
+# the broker's smallest session timeout (group.min.session.timeout.ms): a gateway that died is noticed soon
+KAFKA_GROUP = {n: {"session_timeout_ms": 6000, "heartbeat_interval_ms": 500} for n in ENDPOINTS}
+
+
+def private_kafka(broker: PrivateKafka) -> Profile:
+    """Kafka endpoints on a broker of the test's own (tests/kafka_broker.py), which it may restart."""
+    return Profile("KAFKA", "kafka", lambda run: _kafka(run, broker.bootstrap), settings=KAFKA_GROUP,
+                   broker_env={k: v for k, v in broker.env.items() if k.startswith("XGATE_")})
 
 
 # our own Mosquitto (deploy/brokers/mosquitto.sh config: persistence, large queues) rather than whatever
@@ -46,9 +57,7 @@ def _http(run: str) -> dict[str, dict[str, Any]]:
 
 
 PROFILES = {
-    # short group timeouts: Tansu makes a rejoining consumer wait for them (ENVIRONMENT.md)
-    "KAFKA": Profile("KAFKA", "tansu", _kafka, settings={n: {"session_timeout_ms": 1000, "heartbeat_interval_ms": 100,
-                                                             "rebalance_timeout_ms": 1000} for n in ENDPOINTS}),
+    "KAFKA": Profile("KAFKA", "kafka", _kafka, settings=KAFKA_GROUP),
     "MQTT/5.0": Profile("MQTT/5.0", "mosquitto", _mqtt, broker_env={"XGATE_MQTT_PORT": MQTT_PORT}),
     "MQTT/3.1.1": Profile("MQTT/3.1.1", "mosquitto", _mqtt, broker_env={"XGATE_MQTT_PORT": MQTT_PORT}),
     "AMQP/1.0": Profile("AMQP/1.0", "rabbitmq", _amqp,

@@ -1,5 +1,5 @@
 """Confluent-compatible schema registries and the Confluent wire format, through `xgate check` and through
-`xgate run` Kafka to Kafka on the local Tansu.
+`xgate run` Kafka to Kafka on the local Apache Kafka.
 
 No Confluent Schema Registry, Karapace or Apicurio can be installed here, so the registry is a stand-in:
 an aiohttp server on 127.0.0.1 answering the documented endpoints (`GET /subjects/{s}/versions`,
@@ -236,7 +236,7 @@ def test_wrong_credentials_leave_the_definitions_out(tmp_path: Path, registry_se
 
 
 def test_xgate_run_routes_wire_format_payloads_kafka_to_kafka(tmp_path: Path, registry_server: RegistryServer) -> None:
-    start_broker("tansu")
+    start_broker("kafka")
     run = uuid.uuid4().hex[:8]
     config = tmp_path / "config"
     write_config(config, registry_server, PROFILES["KAFKA"].options(run))

@@ -25,7 +25,7 @@ def plan(folder: Path) -> StreamPlan:
 
 
 def kafka_endpoint(usage: str, topic: str | None) -> dict[str, object]:
-    options: dict[str, object] = {"endpoints": [{"uri": "tcp://127.0.0.1:19092"}]}
+    options: dict[str, object] = {"endpoints": [{"uri": "tcp://127.0.0.1:9092"}]}
     if topic:
         options["topic"] = topic
     return {"usage": [usage], "protocol": "KAFKA", "protocoloptions": options}

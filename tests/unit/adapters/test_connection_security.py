@@ -1,6 +1,6 @@
 """Credentials and TLS as every adapter reads them, offline: no uri carries a secret, TLS files are named when
 they fail, a refused handshake is told apart from a dropped connection, and Kafka's SASL settings map onto
-aiokafka's (Tansu, the Kafka-API broker of the tests, offers no working SASL or TLS: see README)."""
+aiokafka's (tests/contract/test_kafka_security.py runs them against a real Kafka listener)."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ class TestEnvelopeToRecord:
         assert again.fields == consumed.fields and again.body == consumed.body
 
 
-def config(options: dict[str, Any], uris: tuple[str, ...] = ("tcp://127.0.0.1:19092",), **kwargs: Any) -> EndpointConfig:
+def config(options: dict[str, Any], uris: tuple[str, ...] = ("tcp://127.0.0.1:9092",), **kwargs: Any) -> EndpointConfig:
     return EndpointConfig("ep", "KAFKA", uris, options, **kwargs)
 
 
@@ -111,7 +111,7 @@ class TestOptions:
         assert opts.topics == ("t",)
         assert opts.group_id == "xgate-ep"
         assert opts.auto_offset_reset == "earliest"
-        assert opts.connection.bootstrap_servers == ("127.0.0.1:19092",)
+        assert opts.connection.bootstrap_servers == ("127.0.0.1:9092",)
         assert opts.connection.security_protocol == "PLAINTEXT"
 
     def test_source_topics_group_reset_and_tuning_from_extra(self) -> None:
@@ -126,6 +126,15 @@ class TestOptions:
         assert opts.default_headers == (("h", b"v"),)
         assert sink_options(config({"topic": "out", "acks": 0})).acks == "all"
         assert sink_options(config({"topic": "out", "key": "{id}"})).default_key is None
+
+    def test_the_sink_is_idempotent_by_default_and_only_with_acks_all(self) -> None:
+        assert sink_options(config({"topic": "out"})).idempotent is True
+        assert sink_options(config({"topic": "out"}, extra={"enable_idempotence": "false"})).idempotent is False
+        assert sink_options(config({"topic": "out", "acks": 1})).idempotent is False  # acks 1 cannot be idempotent
+        with pytest.raises(AdapterError, match="enable_idempotence"):
+            sink_options(config({"topic": "out", "acks": 1}, extra={"enable_idempotence": True}))
+        with pytest.raises(AdapterError, match="enable_idempotence"):
+            sink_options(config({"topic": "out", "enable_idempotence": "maybe"}))
 
     @pytest.mark.parametrize("uri, servers, protocol", [
         ("kafka.example:9093", ("kafka.example:9093",), "PLAINTEXT"),
@@ -153,6 +162,7 @@ class TestOptions:
         ({"topic": "t"}, ("http://h:1",)),
         ({"topic": "t"}, ()),
         ({"topic": "t", "max_unacked": 0}, ("tcp://h:1",)),
+        ({"topic": "t", "isolation_level": "dirty"}, ("tcp://h:1",)),
     ])
     def test_bad_source_options_are_not_retriable(self, options: dict[str, Any], uris: tuple[str, ...]) -> None:
         with pytest.raises(AdapterError) as caught:
