@@ -87,7 +87,7 @@ def test_init_writes_the_rc4_form(tmp_path: Path) -> None:
     directory = tmp_path / "config"
     assert main(["init", str(directory), "kafka"]) == 0
     text = (directory / "kafka.xreg.yaml").read_text()
-    assert "- bootstrap.servers: [127.0.0.1:19092]" in text and "- uri:" not in text
+    assert "- bootstrap.servers: [127.0.0.1:9092]" in text and "- uri:" not in text
     snapshot = load_snapshot([str(directory)])
     assert not snapshot.errors
-    assert snapshot.registry.endpoints["kafka.in"].attrs["endpoints"] == ["127.0.0.1:19092"]
+    assert snapshot.registry.endpoints["kafka.in"].attrs["endpoints"] == ["127.0.0.1:9092"]
