@@ -6,6 +6,11 @@
                    naive baseline; `xgate check` against the afternoon script
   bench.memory     RSS per 1,000 compiled definitions (distinct schemas, and shared); RSS over 2M judged messages
   bench.kafka_e2e  `xgate run` against a raw aiokafka pass-through on Apache Kafka: max rate, latency at half of it
+  bench.accepting  the accepting and explaining passes per kind of message; the duplicate-member check's cost
+  bench.shadow     what shadow rules cost the pipeline (off, before they existed, on)
+  bench.kafka_e2e  (above) also `xgate run --workers 2` against the raw pass-through
+  bench.broker_e2e `xgate run` (--workers 1 and 2) against a raw client pass-through on NATS JetStream and MQTT 5
+  bench.exactly_once  an exactly-once Kafka route against an at-least-once one
   bench.spark      the Spark runner against `xgate check` and `xgate run` on Kafka messages (batch, and streaming)
 Each writes bench/results/<name>.json; this prints their tables. No figure is a pass/fail test:
 the machine is shared and noisy, so every figure is a ratio measured in the same run, and every figure is
@@ -21,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import hotpath, memory
+from bench import accepting, hotpath, memory, shadow
 from bench.results import RESULTS, save
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +46,14 @@ def main() -> int:
     save("memory", result)
     print(memory.render(result), flush=True)
 
+    result = accepting.run(1000, 5) if args.quick else accepting.run()
+    save("accepting", result)
+    print(accepting.render(result), flush=True)
+
+    result = shadow.run(1000, 5) if args.quick else shadow.run(20_000, 5)
+    save("shadow", result)
+    print(shadow.report(result), flush=True)
+
     # Kafka end to end and Spark each in their own process (their brokers, gateways and JVM are subprocesses
     # of it, and Spark's heap must not share this interpreter's figures)
     # a private Kafka (nothing else's traffic on it) and a 20 ms fetch wait for both candidates (a gateway tuned
@@ -50,8 +63,14 @@ def main() -> int:
         + (["--quick"] if args.quick else [])
     # 50k messages, not 100k: 5 rounds of every batch and streaming candidate (plus a warm-up) stay in minutes
     spark = [sys.executable, "-m", "bench.spark", "--rounds", "5", "--count", "20000" if args.quick else "50000"]
+    # 5,000 messages a round: MQTT through a QoS 1 window of Mosquitto's is the slow one
+    brokers = [sys.executable, "-m", "bench.broker_e2e", "--count", "1000" if args.quick else "5000",
+               "--rounds", "5", "--workers", "1", "2"]
+    exactly = [sys.executable, "-m", "bench.exactly_once", "--count", "5000" if args.quick else "20000",
+               "--rounds", "5"]
     failed = 0
-    for name, command in (("bench.kafka_e2e", kafka), ("bench.spark", spark)):
+    for name, command in (("bench.kafka_e2e", kafka), ("bench.broker_e2e", brokers),
+                          ("bench.exactly_once", exactly), ("bench.spark", spark)):
         done = subprocess.run(command, cwd=ROOT, check=False, capture_output=True, text=True)
         table = [line for line in done.stdout.splitlines() if line.strip()]
         print("\n".join(table), flush=True)
