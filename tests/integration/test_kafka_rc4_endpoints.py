@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from gateway.cli import main
-from tests.contract.test_kafka import PORT, broker
+from tests.kafka_broker import PORT, shared_kafka
 
 pytestmark = pytest.mark.integration
 
 
 def test_replay_and_capture_through_rc4_bootstrap_servers(tmp_path: Path) -> None:
-    broker("start")  # reuses the broker that answers already
+    shared_kafka()  # reuses the broker that answers already
     topic = f"xgate-rc4-{uuid.uuid4().hex[:10]}"
     servers = {"bootstrap.servers": [f"127.0.0.1:{PORT}"]}
     (tmp_path / "kafka.xreg.json").write_text(json.dumps({"endpoints": {
