@@ -38,7 +38,7 @@ def find_documents(paths: list[str | Path]) -> Found:
     hidden directory. Named by the link, the same content is the same configuration (same digest) and a
     broken file keeps its last good content across the swap. Hidden entries (`..data`, the versioned
     directories) are not walked; two names leading to the same file load it once, under the first name.
-    Nor is the `shadow/` folder at the top of a directory: its documents are a candidate, judged apart.
+    Nor is a `shadow/` folder: its documents are a candidate, judged apart (gateway/runtime/shadow.py).
     """
     found: dict[Path, None] = {}
     targets: set[Path] = set()
@@ -57,8 +57,7 @@ def find_documents(paths: list[str | Path]) -> Found:
             root = path.resolve()
             for walked, dirs, files in os.walk(path):
                 # a config directory's `shadow/` holds candidate documents (gateway/runtime/shadow.py), not these
-                top = walked == str(path)
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (top and d == SHADOW_DIR))
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != SHADOW_DIR)
                 for name in sorted(files):
                     candidate = Path(walked) / name
                     if not is_document(candidate):

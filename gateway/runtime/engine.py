@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
 from gateway.compiler import Ruleset
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, EndpointMismatch
 from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
 from gateway.runtime.pipeline import Pipeline, backoff_delays
@@ -178,9 +178,12 @@ class Engine:
                 return
             except Exception as exc:  # noqa: BLE001 - a route's failure is reported, never ends the service
                 reason = failure_text(exc)
+                # the configuration contradicts the broker (AMQP: a queue declared otherwise), found before any
+                # message: restarting cannot help, so it is a route that could not start
+                contradicted = isinstance(exc, EndpointMismatch) and running.pipeline.stats.received == 0
             if self._stop.is_set() or self._running.get(source) is not running:
                 return  # stopped or replaced meanwhile
-            if not running.pipeline.connected_once:
+            if not running.pipeline.connected_once or contradicted:
                 self._not_started(running, reason)
                 return
             delay = next(delays)

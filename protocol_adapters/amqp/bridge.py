@@ -241,6 +241,10 @@ class ProtonBridge(Handler):
             kwargs["password"] = options.password or ""
         if options.sasl_mechanisms:
             kwargs["allowed_mechs"] = options.sasl_mechanisms
+        elif options.username:
+            # credentials given: PLAIN only, so a refused password is refused (proton would otherwise go on to
+            # ANONYMOUS, which RabbitMQ's AMQP 1.0 plugin admits as its default user)
+            kwargs["allowed_mechs"] = "PLAIN"
         if options.virtual_host:
             kwargs["virtual_host"] = options.virtual_host
         if options.connection_properties:

@@ -22,7 +22,8 @@ Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 name
 
 Read from `config.extra` (gateway settings or the environment, never documents): `virtual_host` (the open
 frame's hostname; RabbitMQ reads `vhost:NAME`), `sasl_mechanisms` (space-separated, e.g. `PLAIN`),
-`container_id`. Credentials: `config.username` / `config.password` (SASL PLAIN); without a username the
+`container_id`. Credentials: `config.username` / `config.password` (SASL PLAIN only, unless `sasl_mechanisms`
+says otherwise: a refused password never falls back to ANONYMOUS); without a username the
 client offers SASL ANONYMOUS, which RabbitMQ's AMQP 1.0 plugin maps to its `default_user` (guest). TLS:
 `config.tls` (or an `amqps` uri) uses `ca_file`, `cert_file`/`key_file`, and `verify` (peer name check).
 """

@@ -93,7 +93,7 @@ def config_dir(tmp_path: Path, documents: list[Path], gateway: dict[str, Any] | 
     for document in documents:
         if document.is_dir():
             for item in document.iterdir():
-                if item.name not in ("gateway.yaml", "gateway.yml"):
+                if item.is_file() and item.name not in ("gateway.yaml", "gateway.yml"):
                     shutil.copy(item, folder / item.name)
         else:
             shutil.copy(document, folder / document.name)
