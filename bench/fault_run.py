@@ -93,6 +93,8 @@ def prepare(source: Path, target: Path, run: str, http_port: int, relay_port: in
     """Copy the demo config with this run's names; the NATS dead-letter destination goes through the relay."""
     target.mkdir(parents=True)
     for path in source.iterdir():
+        if not path.is_file():  # the demo's shadow/ candidate: not part of the routes under test
+            continue
         text = path.read_text()
         for old, new in renamer(run, http_port):
             text = text.replace(old, new)
