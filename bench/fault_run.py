@@ -509,7 +509,7 @@ class Run:
                     else "not accepted by the source" if failed[body] else "not delivered")
             oversized.append({"source": source, "bytes": len(body), "fate": fate})
         grew = {k: after.get(k, 0) - before.get(k, 0) for k in after
-                if after.get(k, 0) != before.get(k, 0) and re.search(r"drop|limit|oversize|too_large", k)}
+                if after.get(k, 0) != before.get(k, 0) and re.search(r"drop|limit|oversize|too_large|undeliverable", k)}
         undelivered = sum(1 for o in oversized if o["fate"] == "not delivered")
         failed_reloads = after.get('xgate_reloads_total{outcome="failed"}', 0) - \
             before.get('xgate_reloads_total{outcome="failed"}', 0)
