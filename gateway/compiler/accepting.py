@@ -16,6 +16,7 @@ plain functions, each template by one compiled regex (`fullmatch`, never `$`), p
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,8 @@ from gateway.cloudevents import (
     read_structured_event,
 )
 from gateway.compiler.constraints import (
+    _MEMO_LIMIT,
+    _remembered,
     attribute_shortcut,
     content_types_agree,
     resolve_type,
@@ -54,7 +57,6 @@ class Failed:
         self.view = view
 
 _URIREF, _URI, _TIMESTAMP = checker("urireference"), checker("uri"), checker("timestamp")
-_MEMO_LIMIT = 4096
 _NAME_OK: dict[str, bool] = {}
 _GOOD_NAMES: set[str] = set()  # the names of _NAME_OK that pass, for one C-level subset test per message
 _SOURCE_OK: dict[str, bool] = {}
@@ -242,20 +244,9 @@ def _implied(value: Any, text: bool) -> bool:
 
 
 def _memoized(check: Callable[[Any, bool], bool]) -> Callable[[Any, bool], bool]:
-    """A type check of text that does not depend on `text` (URIs recur: a few producers, a few relays)."""
-    memo: dict[str, bool] = {}
-
-    def remembered(value: Any, text: bool) -> bool:
-        if value.__class__ is not str:
-            return check(value, text)
-        known = memo.get(value)
-        if known is None:
-            if len(memo) >= _MEMO_LIMIT:
-                memo.clear()
-            known = memo[value] = check(value, text)
-        return known
-
-    return remembered
+    """A type check of text that does not depend on `text` (URIs recur: a few producers, a few relays), through
+    the full judge's bounded memo, one memo per check."""
+    return functools.partial(_remembered, {}, check)
 
 
 _MEMOIZED = {name: _memoized(checker(name)) for name in ("uri", "urireference", "symbol")}
