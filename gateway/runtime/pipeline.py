@@ -21,6 +21,7 @@ import functools
 import logging
 import random
 import time
+from collections import Counter as Tally
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Protocol
@@ -28,10 +29,10 @@ from typing import Any, Callable, Protocol
 from gateway.compiler import Ruleset
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError, MessageRefused
-from gateway.metrics.instruments import RouteMetrics
+from gateway.metrics.instruments import RouteMetrics, observe_many
 from gateway.runtime.health import DestinationHealth
 from gateway.runtime.remap import dead_letter_headers, outgoing
-from gateway.runtime.router import Action, Decision, decide
+from gateway.runtime.router import Action, Decision, Kind, decide_kind, kind_of
 from gateway.runtime.routes import Route
 from gateway.runtime.shadow import ShadowJudge
 from gateway.runtime.stats import RouteStats
@@ -87,6 +88,8 @@ class Pipeline:
         self._tasks: set[asyncio.Task[None]] = set()
         self._judge_failures: dict[int, int] = {}  # message fingerprint -> times its judging raised
         self.health = DestinationHealth(route.source.endpoint_id, metrics.destination_up, metrics.up["sink"])
+        # a verdict's decision depends on its kind alone: decided once per route, looked up per message
+        self._decisions = {kind: decide_kind(route, kind) for kind in Kind}
 
     @property
     def ready(self) -> bool:
@@ -173,41 +176,28 @@ class Pipeline:
                 await asyncio.wait(pending)
 
     async def _handle(self, source: Any, batch: list[Envelope]) -> None:
+        """One batch from source to sink: judge every message in one loop, deliver each destination's share
+        with one call, settle at the source (with one call where it can), count once per batch."""
         stats, metrics = self.stats, self.metrics
         stats.inflight += len(batch)
         metrics.inflight.inc(len(batch))
+        received = time.perf_counter()
         settled = 0  # messages at the front of the batch already acknowledged or released
         try:
-            judged = [self._judge(envelope) for envelope in batch]
+            judged = self._judge_all(batch)
             shadow = self.holder.shadow
             if shadow is not None:  # a candidate judged beside the active rules: counted, routes nothing
                 shadow.judge(self.route.source.endpoint_id,
                              [(item.envelope, item.verdict) for item in judged if item.verdict is not None])
             # each destination's share of the batch, in arrival order, delivered concurrently
-            shares: dict[str, tuple[EndpointConfig, list[tuple[_Judged, Verdict]]]] = {}
+            shares: dict[str, tuple[EndpointConfig, list[_Judged]]] = {}
             for item in judged:
-                if item.verdict is not None and item.decision is not None and item.decision.destination is not None:
-                    destination = item.decision.destination
-                    shares.setdefault(destination.endpoint_id, (destination, []))[1].append((item, item.verdict))
+                destination = item.decision.destination if item.decision is not None else None
+                if destination is not None:
+                    shares.setdefault(destination.endpoint_id, (destination, []))[1].append(item)
             await asyncio.gather(*(self._deliver_share(*share) for share in shares.values()))
-            for item in judged:
-                settled += 1
-                verdict, decision = item.verdict, item.decision
-                if verdict is None or decision is None or not item.delivered:
-                    await source.nack(item.envelope)
-                    continue
-                await source.ack(item.envelope, Delivery(verdict, item.landing is not Landing.DROPPED
-                                                         and decision.destination is not None,
-                                                         decision.action is Action.REJECT))
-                target = decision.destination.endpoint_id if decision.destination is not None else ""
-                action = decision.action.value
-                if item.landing is Landing.DEAD_LETTERED and self.route.nonconformant is not None:
-                    target, action = self.route.nonconformant.endpoint_id, Action.DEAD_LETTER.value
-                elif item.landing is Landing.DROPPED:
-                    action = Action.DROP.value
-                stats.actions[action] += 1
-                metrics.routed[(target, action)].inc()
-                metrics.end_to_end.observe(time.perf_counter() - item.received)
+            settled = await self._settle(source, judged)
+            observe_many(metrics.end_to_end, [time.perf_counter() - received] * settled)
         except asyncio.CancelledError:
             # shutdown past the drain timeout: released (never acknowledged), so the broker delivers it again
             await self._release(source, batch[settled:])
@@ -223,6 +213,45 @@ class Pipeline:
             stats.inflight -= len(batch)
             metrics.inflight.dec(len(batch))
 
+    async def _settle(self, source: Any, judged: list[_Judged]) -> int:
+        """Acknowledge what landed, release what did not, in batch order; count each action once per batch.
+        Returns how many messages were settled (all of them, unless this raises)."""
+        stats, metrics, route = self.stats, self.metrics, self.route
+        ack_many = getattr(source, "ack_many", None)
+        if ack_many is not None and all(item.delivered and item.verdict is not None for item in judged):
+            # the common case: everything landed, and the source needs no outcome per message (Kafka)
+            await ack_many([item.envelope for item in judged])
+            acked = judged
+            settled = len(judged)
+        else:
+            acked, settled = [], 0
+            for item in judged:
+                settled += 1
+                verdict, decision = item.verdict, item.decision
+                if verdict is None or decision is None or not item.delivered:
+                    await source.nack(item.envelope)
+                    continue
+                await source.ack(item.envelope, Delivery(verdict, item.landing is not Landing.DROPPED
+                                                         and decision.destination is not None,
+                                                         decision.action is Action.REJECT))
+                acked.append(item)
+        routed: Tally[tuple[str, str]] = Tally()
+        dead_letters = route.nonconformant.endpoint_id if route.nonconformant is not None else None
+        for item in acked:
+            decision = item.decision
+            assert decision is not None
+            target = decision.destination.endpoint_id if decision.destination is not None else ""
+            action = decision.action.value
+            if item.landing is Landing.DEAD_LETTERED and dead_letters is not None:
+                target, action = dead_letters, Action.DEAD_LETTER.value
+            elif item.landing is Landing.DROPPED:
+                action = Action.DROP.value
+            routed[(target, action)] += 1
+        for (target, action), count in routed.items():
+            stats.actions[action] += count
+            metrics.routed[(target, action)].inc(count)
+        return settled
+
     async def _release(self, source: Any, envelopes: list[Envelope]) -> None:
         """Nack what a cancelled batch had not settled; bounded, as the source may be unreachable too."""
         with contextlib.suppress(Exception, TimeoutError):
@@ -230,33 +259,52 @@ class Pipeline:
                 for envelope in envelopes:
                     await source.nack(envelope)
 
-    def _judge(self, envelope: Envelope) -> _Judged:
-        """Classify and decide; a message whose judging raised (a bug) is left undecided and released."""
-        stats, metrics = self.stats, self.metrics
-        item = _Judged(envelope, time.perf_counter())
-        try:
-            verdict = self.holder.ruleset.classify(envelope)
-            metrics.validation.observe(time.perf_counter() - item.received)
-        except Exception as exc:  # noqa: BLE001 - released for redelivery, or dead-lettered when it keeps failing
-            stats.delivery_failures += 1
-            failed = self._judging_failed(envelope, exc)
-            if failed is None:
-                return item
-            verdict = failed
-        decision = decide(self.route, verdict)
-        item.verdict, item.decision = verdict, decision
-        kind = decision.kind.value
-        stats.verdicts[kind] += 1
-        metrics.verdicts[kind].inc()
-        named = metrics.definitions.get((verdict.messagegroupid or "", verdict.messageid or "", kind))
-        if named is not None:
-            named.inc()
-        for violation in verdict.violations:
-            stats.rules[violation.rule.value] += 1
-            metrics.rules[violation.rule.value].inc()
-        if decision.action is Action.DEAD_LETTER and decision.destination is not None:
-            item.headers = dead_letter_headers(envelope, verdict, self.route.source.endpoint_id)
-        return item
+    def _judge_all(self, batch: list[Envelope]) -> list[_Judged]:
+        """Classify and decide every message of a batch; a message whose judging raised (a bug) is left
+        undecided and released. Counted once per batch."""
+        stats, metrics, route = self.stats, self.metrics, self.route
+        classify = self.holder.ruleset.classify
+        decisions = self._decisions
+        clock = time.perf_counter
+        judged: list[_Judged] = []
+        durations: list[float] = []
+        kinds: Tally[str] = Tally()
+        named: Tally[tuple[str, str, str]] = Tally()
+        rules: Tally[str] = Tally()
+        for envelope in batch:
+            started = clock()
+            try:
+                verdict = classify(envelope)
+                durations.append(clock() - started)
+            except Exception as exc:  # noqa: BLE001 - released for redelivery, or dead-lettered when it keeps failing
+                stats.delivery_failures += 1
+                failed = self._judging_failed(envelope, exc)
+                if failed is None:
+                    judged.append(_Judged(envelope))
+                    continue
+                verdict = failed
+            decision = decisions[kind_of(verdict)]
+            item = _Judged(envelope, verdict, decision)
+            kind = decision.kind.value
+            kinds[kind] += 1
+            named[(verdict.messagegroupid or "", verdict.messageid or "", kind)] += 1
+            for violation in verdict.violations:
+                rules[violation.rule.value] += 1
+            if decision.action is Action.DEAD_LETTER and decision.destination is not None:
+                item.headers = dead_letter_headers(envelope, verdict, route.source.endpoint_id)
+            judged.append(item)
+        observe_many(metrics.validation, durations)
+        for kind, count in kinds.items():
+            stats.verdicts[kind] += count
+            metrics.verdicts[kind].inc(count)
+        for key, count in named.items():
+            child = metrics.definitions.get(key)
+            if child is not None:
+                child.inc(count)
+        for rule, count in rules.items():
+            stats.rules[rule] += count
+            metrics.rules[rule].inc(count)
+        return judged
 
     def _judging_failed(self, envelope: Envelope, exc: Exception) -> Verdict | None:
         """None: release the message for another try; after JUDGE_ATTEMPTS, a `decode` verdict that says why."""
@@ -276,8 +324,8 @@ class Pipeline:
             f"xgate failed judging this message {failures} times ({type(exc).__name__}: {str(exc)[:200]}); "
             "please report it with this message"),))
 
-    async def _deliver_share(self, destination: EndpointConfig, share: list[tuple[_Judged, Verdict]]) -> None:
-        """Deliver messages of one batch to their one destination: with one wait when the sink can batch.
+    async def _deliver_share(self, destination: EndpointConfig, share: list[_Judged]) -> None:
+        """Deliver messages of one batch to their one destination: with one call when the sink can batch.
 
         A message the batched send did not confirm, or every message for a sink that cannot batch, goes
         through `_deliver` (retries, fallback) on its own, concurrently and submitted in arrival order.
@@ -286,22 +334,23 @@ class Pipeline:
         pending = share
         if send_many is not None and len(share) > 1:
             failures = await send_many([outgoing(item.envelope, destination.protocol, item.headers)
-                                        for item, _ in share])
+                                        for item in share])
             pending = []
-            for entry, failure in zip(share, failures):
+            for item, failure in zip(share, failures):
                 if failure is not None:
                     self.metrics.failures[(destination.endpoint_id, failure.retriable)].inc()
-                    pending.append(entry)
-        outcomes = await asyncio.gather(*(self._deliver(destination, item.envelope, item.headers, verdict)
-                                          for item, verdict in pending))
-        for (item, _), landing in zip(pending, outcomes):
+                    pending.append(item)
+        outcomes = await asyncio.gather(*(self._deliver(destination, item.envelope, item.headers, item.verdict)
+                                          for item in pending))
+        for item, landing in zip(pending, outcomes):
             item.landing = landing
             item.delivered = landing is not Landing.KEPT
         if send_many is not None and len(share) > 1 and len(pending) < len(share):
             self.health.succeeded(destination.endpoint_id)
 
     async def _deliver(self, destination: EndpointConfig, envelope: Envelope,
-                       headers: list[tuple[str, str]] | None, verdict: Verdict, last_resort: bool = False) -> Landing:
+                       headers: list[tuple[str, str]] | None, verdict: Verdict | None,
+                       last_resort: bool = False) -> Landing:
         """Send until confirmed; retriable failures back off and retry, a permanent one is dead-lettered once.
 
         A message the destination refuses for itself (MessageRefused: too large, refused by policy) that the
@@ -327,6 +376,7 @@ class Pipeline:
                 self.stats.delivery_failures += 1
                 fallback = self.route.nonconformant
                 if not last_resort and fallback is not None and fallback.endpoint_id != destination.endpoint_id:
+                    assert verdict is not None  # only judged messages are delivered
                     error = list(headers) if headers is not None else dead_letter_headers(
                         envelope, verdict, self.route.source.endpoint_id)
                     error.append(("xgate-error", str(exc)[:512]))
@@ -360,7 +410,6 @@ class _Judged:
     """One message of a batch on its way: what was decided, and whether its destination confirmed it."""
 
     envelope: Envelope
-    received: float
     verdict: Verdict | None = None
     decision: Decision | None = None
     headers: list[tuple[str, str]] | None = None

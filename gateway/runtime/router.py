@@ -41,7 +41,11 @@ def kind_of(verdict: Verdict) -> Kind:
 
 
 def decide(route: Route, verdict: Verdict) -> Decision:
-    kind = kind_of(verdict)
+    return decide_kind(route, kind_of(verdict))
+
+
+def decide_kind(route: Route, kind: Kind) -> Decision:
+    """The decision for every verdict of this kind on this route (the pipeline decides once per route)."""
     if kind is Kind.CONFORMANT or route.policy == "observe":
         destination = route.conformant
         return Decision(kind, Action.FORWARD if destination else Action.DROP, destination)

@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 from types import TracebackType
 from typing import Any, Self
 
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafka ships no type information
+from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
+from aiokafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError, MessageRefused
+from gateway.errors import AdapterError
 from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
-from protocol_adapters.kafka.mapping import outgoing_record
+from protocol_adapters.kafka.mapping import OutgoingRecord, outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions
 
 # seconds during which a failed connection attempt answers every send without trying again
@@ -88,9 +91,12 @@ class KafkaSink:
             raise adapter_error(exc, f"produce to topic {options.topic!r}") from exc
 
     async def send_many(self, envelopes: list[Envelope]) -> list[AdapterError | None]:
-        """Produce all, then wait once for every confirmation; each envelope's failure, or None, in order.
+        """Produce all, then wait once per partition batch; each envelope's failure, or None, in order.
 
-        The records join the producer's batches in this order, so per-partition order is kept.
+        The records are grouped by the partition the producer's own partitioner would choose and handed over
+        as one closed batch per partition (what a raw aiokafka pass-through does): one future per batch, not
+        per record. Batches of one partition are queued in call order, so per-partition order is kept. A record
+        the producer would refuse for its size goes through `send` alone, so that it fails by itself.
         """
         options = self.options
         if self._transaction is not None:
@@ -98,33 +104,36 @@ class KafkaSink:
             return [None] * len(envelopes)
         try:
             producer = self._producer or await self._connect()
+            partitions = sorted(await producer.partitions_for(options.topic))
         except AdapterError as exc:
             return [exc] * len(envelopes)
-        confirmations: list[Any] = []
+        except (TimeoutError, KafkaError, OSError) as exc:
+            return [adapter_error(exc, f"produce to topic {options.topic!r}")] * len(envelopes)
+        plan = _BatchPlan(producer, options, partitions)
         for index, envelope in enumerate(envelopes):
-            record = outgoing_record(envelope, options.default_key, options.default_headers)
+            plan.add(index, outgoing_record(envelope, options.default_key, options.default_headers))
+        failures: list[AdapterError | None] = [None] * len(envelopes)
+        waits: list[tuple[list[int], Any]] = []
+        for partition, batch, indexes in plan.batches():
             try:
-                confirmations.append(await producer.send(
-                    options.topic, record.value, key=record.key, partition=options.partition,
-                    timestamp_ms=record.timestamp_ms, headers=record.headers))
+                waits.append((indexes, await producer.send_batch(batch, options.topic, partition=partition)))
             except (TimeoutError, KafkaError, OSError) as exc:
                 refused = adapter_error(exc, f"produce to topic {options.topic!r}")
-                if isinstance(refused, MessageRefused):
-                    confirmations.append(refused)  # this record alone (e.g. over max_request_size)
-                    continue
-                confirmations += [refused] * (len(envelopes) - index)
-                break
-        outcomes = await asyncio.gather(*(c for c in confirmations if not isinstance(c, AdapterError)),
-                                        return_exceptions=True)
-        waited = iter(outcomes)
-        failures: list[AdapterError | None] = []
-        for confirmation in confirmations:
-            outcome = confirmation if isinstance(confirmation, AdapterError) else next(waited)
+                for index in indexes:
+                    failures[index] = refused
+        for index in plan.alone:  # too large for a batch: refused (or sent) on its own
+            try:
+                await self.send(envelopes[index])
+            except AdapterError as exc:
+                failures[index] = exc
+        outcomes = await asyncio.gather(*(wait for _, wait in waits), return_exceptions=True)
+        for (indexes, _), outcome in zip(waits, outcomes):
             if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
                 raise outcome  # cancelled: shutdown, not a failed delivery
             if isinstance(outcome, Exception):
-                outcome = adapter_error(outcome, f"produce to topic {options.topic!r}")
-            failures.append(outcome if isinstance(outcome, AdapterError) else None)
+                failed = adapter_error(outcome, f"produce to topic {options.topic!r}")
+                for index in indexes:
+                    failures[index] = failed
         return failures
 
     async def _send_in_transaction(self, envelopes: list[Envelope]) -> None:
@@ -170,3 +179,52 @@ async def _stop(producer: Any, timeout: float) -> None:
     with contextlib.suppress(KafkaError, OSError, TimeoutError):
         async with asyncio.timeout(timeout):
             await producer.stop()
+
+
+class _BatchPlan:
+    """One `send_many` call's records grouped into closed producer batches, one open batch per partition.
+
+    The partition is the one the producer's default partitioner picks (murmur2 of the key, as Java's
+    client; a record without a key joins one partition per call, as a sticky partitioner would), unless the
+    sink names its partition.
+    """
+
+    def __init__(self, producer: Any, options: KafkaSinkOptions, partitions: list[int]) -> None:
+        self._producer = producer
+        self._options = options
+        self._partitions = partitions
+        self._keyless = options.partition if options.partition is not None else \
+            random.choice(partitions)
+        self._open: dict[int, tuple[Any, list[int]]] = {}
+        self._full: list[tuple[int, Any, list[int]]] = []
+        self.alone: list[int] = []
+
+    def add(self, index: int, record: OutgoingRecord) -> None:
+        options = self._options
+        if DefaultRecordBatchBuilder.estimate_size_in_bytes(record.key, record.value, record.headers) > \
+                options.max_request_size:
+            self.alone.append(index)  # the producer refuses it: through `send`, to fail by itself
+            return
+        if options.partition is not None or record.key is None:
+            partition = self._keyless
+        else:
+            partitions = self._partitions
+            partition = partitions[(murmur2(record.key) & 0x7FFFFFFF) % len(partitions)]
+        entry = self._open.get(partition)
+        if entry is None:
+            entry = self._open[partition] = (self._producer.create_batch(), [])
+        batch, indexes = entry
+        if batch.append(timestamp=record.timestamp_ms, key=record.key, value=record.value,
+                        headers=record.headers) is None:  # full: closed, a new one for the rest
+            self._full.append((partition, batch, indexes))
+            entry = self._open[partition] = (self._producer.create_batch(), [])
+            batch, indexes = entry
+            batch.append(timestamp=record.timestamp_ms, key=record.key, value=record.value, headers=record.headers)
+        indexes.append(index)
+
+    def batches(self) -> list[tuple[int, Any, list[int]]]:
+        """Every batch, closed (nothing the producer's `send` adds may join it), full ones of a partition first."""
+        done = self._full + [(partition, batch, indexes) for partition, (batch, indexes) in self._open.items()]
+        for _, batch, _ in done:
+            batch.close()
+        return done

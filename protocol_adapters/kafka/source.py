@@ -181,13 +181,23 @@ class KafkaSource:
         return taken
 
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
-        tp, record = envelope.ack
+        self._acknowledge(envelope)
+        self._acked.set()
+
+    async def ack_many(self, envelopes: list[Envelope]) -> None:
+        """A batch delivered: its offsets acknowledged in one call (the delivery outcome means nothing here)."""
+        acknowledge = self._acknowledge
+        for envelope in envelopes:
+            acknowledge(envelope)
+        self._acked.set()
+
+    def _acknowledge(self, envelope: Envelope) -> None:
+        tp, record = envelope.ack[0], envelope.ack[1]  # a transactional source's handle carries an epoch too
         part = self._parts.get(tp)
         if part is not None and part.ack(record.offset):
             self._acks_since_commit += 1
             if self._acks_since_commit >= self.options.commit_every > 0:
                 self._commit_now.set()
-        self._acked.set()
 
     async def nack(self, envelope: Envelope) -> None:
         tp, record = envelope.ack

@@ -21,7 +21,6 @@ from aiokafka.errors import ProducerFenced  # type: ignore[import-untyped]
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
-from protocol_adapters.base import Delivery
 from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, bootstrap_error
 from protocol_adapters.kafka.mapping import record_envelope
@@ -96,17 +95,11 @@ class TransactionalKafkaSource(KafkaSource):
     def envelope(self, handle: tuple[Any, Any]) -> Envelope:
         return record_envelope(handle[1], self.options.endpoint_id, (*handle, self._epoch()))
 
-    async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
-        tp, record, epoch = envelope.ack
-        if epoch != self._epoch():
-            return
+    def _acknowledge(self, envelope: Envelope) -> None:
+        if envelope.ack[2] != self._epoch():
+            return  # read under a transaction that was aborted since: its next reading is acknowledged instead
         self._unsettled -= 1
-        part = self._parts.get(tp)
-        if part is not None and part.ack(record.offset):
-            self._acks_since_commit += 1
-            if self._acks_since_commit >= self.options.commit_every > 0:
-                self._commit_now.set()
-        self._acked.set()
+        super()._acknowledge(envelope)
 
     async def nack(self, envelope: Envelope) -> None:
         if envelope.ack[2] != self._epoch():
