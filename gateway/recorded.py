@@ -94,9 +94,6 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
                          default_protocol: str | None = None) -> Envelope:
     if not isinstance(record, dict):
         raise RecordError(f"a recorded message is a JSON object, found {type(record).__name__}")
-    # AMQP values are copied recursively below; a record is a few levels deep
-    if nesting_exceeds(record, MAX_NESTING):
-        raise RecordError(f"the record nests deeper than {MAX_NESTING} levels")
     endpoint = record.get("endpoint", default_endpoint)
     if endpoint is not None and not isinstance(endpoint, str):
         raise RecordError(f"endpoint: expected a string, found {type(endpoint).__name__}")
@@ -134,6 +131,9 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
             fields["correlation_data"] = _bytes(record["correlation_data"], "correlation_data")
         fields["user_properties"] = _text_pairs(record.get("user_properties"), "user_properties")
     elif protocol == "AMQP/1.0":
+        # AMQP values are copied recursively below (nothing else walks into a record): bounded first
+        if nesting_exceeds(record, MAX_NESTING):
+            raise RecordError(f"the record nests deeper than {MAX_NESTING} levels")
         for key, value in record.items():
             section = _AMQP_ALIASES.get(key, key)
             if section in AMQP_SECTIONS:

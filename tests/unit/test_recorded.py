@@ -176,3 +176,14 @@ def test_actual_is_truncated(loaded) -> None:  # type: ignore[no-untyped-def]
     verdict = judge_record(loaded.ruleset, kafka_ce("t", extra_headers={"ce_source": "x y" * 200}))
     actual = verdict.as_dict()["violations"][0]["actual"]
     assert isinstance(actual, str) and len(actual) < 200 and actual.endswith("...")
+
+
+def test_only_amqp_values_which_are_copied_recursively_are_bounded_in_depth() -> None:
+    deep: object = "leaf"
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(RecordError, match="nests deeper than 128 levels"):
+        envelope_from_record({"protocol": "AMQP/1.0", "application-properties": {"a": deep}})
+    # a member no protocol reads is not walked: the record is read as if it were absent
+    kafka = envelope_from_record({"protocol": "KAFKA", "topic": "t", "body": "{}", "extra": deep})
+    assert kafka.fields["topic"] == "t" and kafka.body == b"{}"
