@@ -19,6 +19,8 @@ import base64
 import json
 from typing import Any
 
+import orjson
+
 from gateway.cloudevents import BINARY, STRUCTURED, choose_mode, header_text, protocol_content_type, read_binary
 from gateway.envelope import Envelope
 from gateway.loader.names import protocol_family
@@ -31,24 +33,36 @@ _HOP_BY_HOP = frozenset({"host", "content-length", "connection", "transfer-encod
 
 def dead_letter_headers(envelope: Envelope, verdict: Verdict, source_endpoint: str) -> list[tuple[str, str]]:
     """The machine-readable reason a message was dead-lettered, as text headers."""
-    violations = json.dumps([v.as_dict() for v in verdict.violations], default=str, separators=(",", ":"))
+    violations = _compact_json([v.as_dict() for v in verdict.violations])
     if len(violations) > VIOLATIONS_LIMIT:
         kept: list[dict[str, Any]] = []
         for violation in verdict.violations:
             kept.append(violation.as_dict())
-            if len(json.dumps(kept, default=str)) > VIOLATIONS_LIMIT - 64:
+            if len(_compact_json(kept)) > VIOLATIONS_LIMIT - 64:
                 kept.pop()
                 break
         kept.append({"rule": "truncated", "message": f"{len(verdict.violations) - len(kept)} more violations"})
-        violations = json.dumps(kept, default=str, separators=(",", ":"))
-    address = envelope.position.get("topic") or envelope.position.get("subject") or \
-        envelope.position.get("address") or envelope.position.get("path") or envelope.position.get("topic_name") or \
-        envelope.fields.get("topic") or envelope.fields.get("subject") or envelope.fields.get("topic_name") or ""
-    headers = [("xgate-verdict", verdict.outcome.value), ("xgate-messagegroupid", verdict.messagegroupid or ""),
-               ("xgate-messageid", verdict.messageid or ""), ("xgate-violations", violations),
-               ("xgate-source-endpoint", source_endpoint), ("xgate-source-address", str(address)),
-               ("xgate-source-position", json.dumps(envelope.position, default=str, separators=(",", ":")))]
-    return headers
+        violations = _compact_json(kept)
+    position = envelope.position
+    address = position.get("topic") or position.get("subject") or position.get("address") or \
+        position.get("path") or position.get("topic_name") or envelope.fields.get("topic") or \
+        envelope.fields.get("subject") or envelope.fields.get("topic_name") or ""
+    return [("xgate-verdict", verdict.outcome.value), ("xgate-messagegroupid", verdict.messagegroupid or ""),
+            ("xgate-messageid", verdict.messageid or ""), ("xgate-violations", violations),
+            ("xgate-source-endpoint", source_endpoint), ("xgate-source-address", str(address)),
+            ("xgate-source-position", _compact_json(position))]
+
+
+def _compact_json(value: Any) -> str:
+    """JSON without spaces, ASCII only (every protocol's headers carry it, HTTP's included): orjson, and json
+    for what orjson does not write as ASCII or at all (text beyond ASCII, integers past 64 bits)."""
+    try:
+        raw = orjson.dumps(value, default=str)
+        if raw.isascii():
+            return raw.decode("ascii")
+    except TypeError:
+        pass
+    return json.dumps(value, default=str, separators=(",", ":"))
 
 
 def _text(value: Any) -> str | None:

@@ -106,3 +106,13 @@ def test_dead_letter_headers_say_why_and_where_from() -> None:
     assert violations[0]["rule"] == "schema" and violations[-1]["rule"] == "truncated"
     out = outgoing(envelope, "AMQP/1.0", list(headers.items()))
     assert out.fields["application-properties"]["xgate-verdict"] == "nonconformant"
+
+
+def test_dead_letter_headers_are_ascii_json_whatever_the_violation_holds() -> None:
+    verdict = Verdict(Outcome.NONCONFORMANT, "g", "m", (
+        Violation("data.name", Rule.SCHEMA, "ü at most 3", "naïve ☃", "too long"),
+        Violation("data.big", Rule.SCHEMA, "at most 1", 2**70, "too big")))
+    headers = dict(dead_letter_headers(binary("KAFKA"), verdict, "in"))
+    assert headers["xgate-violations"].isascii() and ", " not in headers["xgate-violations"]
+    violations = json.loads(headers["xgate-violations"])
+    assert violations[0]["actual"] == "naïve ☃" and violations[1]["actual"] == 2**70
