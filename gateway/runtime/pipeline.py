@@ -182,7 +182,7 @@ class Pipeline:
         stats.inflight += len(batch)
         metrics.inflight.inc(len(batch))
         received = time.perf_counter()
-        settled = 0  # messages at the front of the batch already acknowledged or released
+        judged: list[_Judged] = []  # one per message of the batch, in order, once judged
         try:
             judged = self._judge_all(batch)
             shadow = self.holder.shadow
@@ -196,17 +196,17 @@ class Pipeline:
                 if destination is not None:
                     shares.setdefault(destination.endpoint_id, (destination, []))[1].append(item)
             await asyncio.gather(*(self._deliver_share(*share) for share in shares.values()))
-            settled = await self._settle(source, judged)
-            observe_many(metrics.end_to_end, [time.perf_counter() - received] * settled)
+            acked = await self._settle(source, judged)
+            observe_many(metrics.end_to_end, [time.perf_counter() - received] * acked)
         except asyncio.CancelledError:
             # shutdown past the drain timeout: released (never acknowledged), so the broker delivers it again
-            await self._release(source, batch[settled:])
+            await self._release(source, _unsettled(batch, judged))
             raise
         except Exception:  # noqa: BLE001 - a bug must not lose a message: release the unsettled ones, say so
             stats.delivery_failures += 1
             log.exception("route %s: messages could not be handled; released for redelivery",
                           self.route.source.endpoint_id)
-            for envelope in batch[settled:]:
+            for envelope in _unsettled(batch, judged):
                 with contextlib.suppress(Exception):
                     await source.nack(envelope)
         finally:
@@ -215,18 +215,19 @@ class Pipeline:
 
     async def _settle(self, source: Any, judged: list[_Judged]) -> int:
         """Acknowledge what landed, release what did not, in batch order; count each action once per batch.
-        Returns how many messages were settled (all of them, unless this raises)."""
+        Returns how many were acknowledged."""
         stats, metrics, route = self.stats, self.metrics, self.route
         ack_many = getattr(source, "ack_many", None)
         if ack_many is not None and all(item.delivered and item.verdict is not None for item in judged):
             # the common case: everything landed, and the source needs no outcome per message (Kafka)
             await ack_many([item.envelope for item in judged])
-            acked = judged
-            settled = len(judged)
-        else:
-            acked, settled = [], 0
             for item in judged:
-                settled += 1
+                item.settled = True
+            acked = judged
+        else:
+            acked = []
+            for item in judged:
+                item.settled = True  # before the call: a message is never settled twice
                 verdict, decision = item.verdict, item.decision
                 if verdict is None or decision is None or not item.delivered:
                     await source.nack(item.envelope)
@@ -250,7 +251,7 @@ class Pipeline:
         for (target, action), count in routed.items():
             stats.actions[action] += count
             metrics.routed[(target, action)].inc(count)
-        return settled
+        return len(acked)
 
     async def _release(self, source: Any, envelopes: list[Envelope]) -> None:
         """Nack what a cancelled batch had not settled; bounded, as the source may be unreachable too."""
@@ -415,6 +416,12 @@ class _Judged:
     headers: list[tuple[str, str]] | None = None
     delivered: bool = True
     landing: Landing = Landing.SENT
+    settled: bool = False  # acknowledged or released at the source
+
+
+def _unsettled(batch: list[Envelope], judged: list[_Judged]) -> list[Envelope]:
+    """What a failed batch must still release: all of it before it was judged, else what `_settle` had not reached."""
+    return [item.envelope for item in judged if not item.settled] if judged else batch
 
 
 def _release(window: _Window, count: int, _: object) -> None:

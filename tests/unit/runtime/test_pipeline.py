@@ -357,3 +357,36 @@ def test_a_route_a_reload_cannot_start_gives_way_to_the_route_it_replaced(world:
     asyncio.run(main())
     assert engine.metrics[names.RELOADS].labels("failed")._value.get() == 1
     assert len(world.delivered("valid")) == 20 and engine.fatal is None  # the last good route kept flowing
+
+
+def test_an_acknowledgement_that_fails_mid_batch_releases_only_the_messages_after_it(world: Any) -> None:
+    """No message is settled twice: the ones acknowledged stay so, the ones not reached are released."""
+    from gateway.metrics.instruments import GatewayMetrics
+    from gateway.runtime.pipeline import Pipeline
+    from gateway.runtime.stats import RouteStats
+
+    class Source:
+        def __init__(self) -> None:
+            self.acked: list[bytes] = []
+            self.nacked: list[bytes] = []
+
+        async def ack(self, envelope: Envelope, delivery: Any = None) -> None:
+            if envelope.fields["key"] == b"k2":
+                raise RuntimeError("the broker went away mid-batch")
+            self.acked.append(envelope.fields["key"])
+
+        async def nack(self, envelope: Envelope) -> None:
+            self.nacked.append(envelope.fields["key"])
+
+    class Holder:
+        ruleset = world.ruleset
+        shadow = None
+
+    route = world.route(conformant=None, nonconformant=None, unmatched=None)  # every verdict is dropped
+    pipeline = Pipeline(route, Holder(), RouteStats("in"), GatewayMetrics().route("in", []),
+                        memory.create_source, memory.create_sink)
+    source = Source()
+    asyncio.run(pipeline._handle(source, [message("ok", n) for n in range(6)]))
+    assert source.acked == [b"k0", b"k1"]
+    assert source.nacked == [b"k3", b"k4", b"k5"]
+    assert pipeline.stats.delivery_failures == 1 and pipeline.stats.inflight == 0
