@@ -8,7 +8,8 @@ URL it came from, so a `$ref` to that URL, and the relative `$ref`s inside
 the fetched schema, resolve to it. A root schema fetched from a URL without
 an `$id` gets that URL as its `$id` for the same reason. `$id`s change the
 base URI where they are written (not beside a `$ref` in drafts 4-7), and a
-URL a schema identifies itself is never fetched.
+URL a schema identifies itself, or a standard meta-schema the validator carries, is
+never fetched.
 """
 
 from __future__ import annotations
@@ -30,6 +31,17 @@ Fetch = Callable[[str], Any]  # url -> the parsed JSON value; raises RefUnavaila
 class RefUnavailable(Exception):
     """A `$ref` target that cannot be embedded; the message says which and why."""
 
+
+# the standard meta-schemas jsonschema-rs carries itself: a `$ref` to one resolves without any fetch
+_DRAFTS_2019_2020 = {"2019-09": ("core", "applicator", "validation", "meta-data", "format", "content"),
+                     "2020-12": ("core", "applicator", "unevaluated", "validation", "meta-data", "format-annotation",
+                                 "format-assertion", "content")}
+KNOWN_META_SCHEMAS = frozenset({
+    *(f"http://json-schema.org/draft-0{n}/schema" for n in (4, 6, 7)),
+    *(f"https://json-schema.org/draft/{draft}/schema" for draft in _DRAFTS_2019_2020),
+    *(f"https://json-schema.org/draft/{draft}/meta/{part}" for draft, parts in _DRAFTS_2019_2020.items()
+      for part in parts),
+})
 
 # keywords whose values are instance data, never subschemas: a `$ref` key in there is just data
 _DATA_KEYWORDS = frozenset({"const", "enum", "examples", "default"})
@@ -84,7 +96,7 @@ def bundle(schema: Any, base: str | None, fetch: Fetch, *, legacy: bool = True) 
         return schema
     own_id = schema.get("$id", schema.get("id") if legacy else None)
     root = own_id if isinstance(own_id, str) and is_url(own_id) else base
-    found = _Found()
+    found = _Found(ids=set(KNOWN_META_SCHEMAS))
     _walk(schema, root, legacy, found)
     if root is not None:
         found.ids.add(urldefrag(root).url)

@@ -119,9 +119,6 @@ def test_suite_case_through_check(draft: str, name: str, group: int, test: int, 
         assert {v["rule"] for v in verdict["violations"]} <= {"schema"}, verdict
 
 
-@pytest.mark.xfail(strict=True, reason="defect: with remote fetching on, the loader tries to fetch a $ref to a "
-                   "standard meta-schema (json-schema.org), which jsonschema-rs knows without fetching; with "
-                   "fetching off the same schema compiles (gateway/loader/bundle.py)")
 def test_a_meta_schema_ref_compiles_with_remote_fetching_on(tmp_path: Path, served: str) -> None:
     groups = {0: {"schema": {"$ref": "http://json-schema.org/draft-07/schema#"},
                   "tests": [{"data": {"type": "string"}, "valid": True}, {"data": {"type": 1}, "valid": False}]}}

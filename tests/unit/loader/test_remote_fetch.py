@@ -385,3 +385,13 @@ def test_a_reload_follows_the_remote_settings(tmp_path: Path, server: Server) ->
     assert shape(judge_record(engine.ref.ruleset, kafka_ce("t", body=WRONG), "ep")) == \
         bad("g", "m", ("dataschema:/temperature", "schema"))
     assert server.hits == Counter({"/schemas/reading.json": 1})
+
+
+def test_a_ref_to_a_standard_meta_schema_is_never_fetched() -> None:
+    def fetch(url: str) -> object:
+        raise AssertionError(f"fetched {url}")
+
+    for ref in ("http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-04/schema",
+                "https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2019-09/meta/core#"):
+        schema = {"$ref": ref}
+        assert bundle(schema, "https://schemas.example.com/a.json", fetch) == schema
