@@ -55,6 +55,8 @@ def read_group(path: Path, plural: str, gid: str) -> dict[str, Any] | None:
 def stage(path: Path, data: bytes) -> Path:
     """Write `data` beside `path` under a name no loader reads, synced to disk; returns that file."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):  # left by a writer killed mid-write (writers hold
+        stale.unlink(missing_ok=True)                         # the lock: no other one is writing it now)
     aside = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(aside, "wb") as handle:
         handle.write(data)
