@@ -15,6 +15,8 @@ import aiohttp
 
 from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
+from gateway.loader.fetch import fetcher_for
+from gateway.loader.sources import RegistrySources
 from gateway.metrics.server import MetricsServer
 from gateway.registry_api import RegistryView
 from gateway.registry_api.access import WriteAccess
@@ -77,12 +79,17 @@ class Gateway:
 
 @asynccontextmanager
 async def gateway(config: Path, write: WriteSettings | None = None) -> AsyncIterator[Gateway]:
-    snapshot = load_snapshot([config])
+    # as `xgate run` starts: settings first, registry sources fetched once, then the documents
     settings, _ = load_settings(config)
+    fetcher = fetcher_for(settings.remote)
+    sources = RegistrySources()
+    sources.configure(settings.sources)
+    sources.start(fetcher)
+    snapshot = load_snapshot([config], fetcher=fetcher, documents=sources.documents())
     engine = Engine([], compile_registry(snapshot.registry, snapshot.digest), create_source=memory.create_source,
                     create_sink=memory.create_sink)
     view = RegistryView(snapshot)
-    reloader = Reloader(config, engine, snapshot, settings, on_snapshot=view.update)
+    reloader = Reloader(config, engine, snapshot, settings, on_snapshot=view.update, sources=sources)
     writer = RegistryWriter(config, view, WriteAccess(write or WriteSettings(apikey=KEY)), reloader,
                             engine.adapter_problems)
     server = MetricsServer(CollectorRegistry(), lambda: (True, {}), "127.0.0.1:0", None, view, None,
