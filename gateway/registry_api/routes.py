@@ -275,7 +275,7 @@ def add_registry_routes(app: web.Application, view: RegistryView, *, prefix: str
         if request.method == "OPTIONS":
             return web.Response(headers={"Allow": allow, "Access-Control-Allow-Methods": allow})
         if writer is not None and request.method in WRITES:
-            return await writer.handle(request, path, base_of(request), full)
+            return await writer.handle(request, path, base_of(request), full, answer)
         if request.method not in ("GET", "HEAD"):
             return ApiError(405, "action_not_supported", f"The specified action ({request.method}) is not "
                             f"supported for: {full}.", full, {"action": request.method},

@@ -41,7 +41,7 @@ from gateway.registry_api.errors import ApiError, json_response
 from gateway.registry_api.query import NO_INLINE
 from gateway.registry_api.render import DETAILS, Renderer
 from gateway.registry_api.tree import GROUPS, GroupType, Node, ResourceType, now_text
-from gateway.registry_api.view import RegistryView
+from gateway.registry_api.view import ApiState, RegistryView
 from gateway.runtime.routes import Route
 from gateway.settings import Settings
 
@@ -49,6 +49,7 @@ WRITES = ("PUT", "POST", "PATCH", "DELETE")
 ALLOW = "GET, HEAD, OPTIONS, PUT, POST, PATCH, DELETE"
 READ_ALLOW = "GET, HEAD, OPTIONS"
 CORRELATION_HEADER = "xRegistry-xregcorrelationid"
+GetAnswer = Callable[[ApiState, str, str, Any], web.Response]
 
 
 class Reloading(Protocol):
@@ -120,7 +121,10 @@ class RegistryWriter:
                        self.adapter_problems)
 
     # -- HTTP ----------------------------------------------------------------------------------------------------
-    async def handle(self, request: web.Request, path: str, base: str, full: str) -> web.StreamResponse:
+    async def handle(self, request: web.Request, path: str, base: str, full: str, get: GetAnswer
+                     ) -> web.StreamResponse:
+        """Answer a write to `path` (below the registry root `base`); `get` is the read side's answer to a GET
+        (routes.answer, handed in: routes imports this module), which a successful write answers with."""
         if not self.access.accepts(request.headers):
             return ApiError(401, "unauthorized", f"Writing to this registry needs credentials: {full}.", full,
                             spec="http.md", headers=self.access.challenge(),
@@ -140,7 +144,7 @@ class RegistryWriter:
         if req.method == "POST" and len(segments) == 4 and plan.new_version is not None:
             # POST to a Resource answers with the Version it wrote, in the request's form ($details or not)
             answer_path = plan.new_version + (DETAILS if segments[3].endswith(DETAILS) else "")
-        return self._answer(base, answer_path, request, shape, plan, status, correlation)
+        return self._answer(base, answer_path, request, shape, plan, status, correlation, get)
 
     # -- the write -----------------------------------------------------------------------------------------------
     async def _write(self, req: Request, correlation: str) -> tuple[str, Any, int]:
@@ -368,9 +372,7 @@ class RegistryWriter:
 
     # -- the answer ----------------------------------------------------------------------------------------------
     def _answer(self, base: str, answer_path: str, request: web.Request, shape: str, plan: Any,
-                status: int, correlation: str) -> web.StreamResponse:
-        from gateway.registry_api.routes import answer  # routes imports this module
-
+                status: int, correlation: str, get: GetAnswer) -> web.StreamResponse:
         headers = {CORRELATION_HEADER: correlation}
         if shape == "none":
             return web.Response(status=204, headers=headers)
@@ -388,7 +390,7 @@ class RegistryWriter:
                 else:
                     body[key] = rendered
             return json_response(body, 200, headers)
-        response = answer(state, base, answer_path, request.query.copy())
+        response = get(state, base, answer_path, request.query.copy())
         response.set_status(status if response.status == 200 else response.status)
         response.headers.update(headers)
         target = plan.answer[-1][1] if plan.answer and shape == "entity" else None
