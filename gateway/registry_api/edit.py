@@ -200,9 +200,15 @@ class Editor:
         if record or key:
             self.plan.answer.append((key, xid))
 
-    def delete_resource(self, gtype: GroupType, gid: str, rtype: ResourceType, rid: str, epoch: Any) -> None:
+    def delete_resource(self, gtype: GroupType, gid: str, rtype: ResourceType, rid: str, epoch: Any,
+                        served: bool = False) -> None:
+        """`served`: the epoch came with `?epoch=` on the Resource's URL, so either the `meta` epoch (the spec's)
+        or the one a GET of that URL shows (its default Version's, what xrcg sends back) is the current one."""
         xid = f"/{gtype.plural}/{gid}/{rtype.plural}/{rid}"
-        self.check_epoch({"epoch": epoch}, xid, self.epoch(f"{xid}/meta"))
+        node = self.node(xid)
+        default = node.default_version() if node is not None else None
+        if not (served and default is not None and epoch == self.epoch(default.xid)):
+            self.check_epoch({"epoch": epoch}, xid, self.epoch(f"{xid}/meta"))
         group = self.group_body(gtype.plural, gid)
         if group is not None:
             group.get(rtype.plural, {}).pop(rid, None)

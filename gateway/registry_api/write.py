@@ -157,7 +157,7 @@ class RegistryWriter:
             plan = editor.plan
             if not plan.groups:
                 return shape, plan, 200
-            expected = await asyncio.to_thread(self._commit, loading, plan.groups)
+            expected = await asyncio.to_thread(self._commit, loading, plan.groups, req.path)
             self.view.correlation = correlation
             try:
                 await self.reloader.reload_locked(f"registry write: {req.method} {req.path}")
@@ -170,7 +170,7 @@ class RegistryWriter:
                                                 "see the gateway's log")
             return shape, plan, 201 if plan.created else 200
 
-    def _commit(self, loading: Loading, groups: dict[tuple[str, str], dict[str, Any] | None]
+    def _commit(self, loading: Loading, groups: dict[tuple[str, str], dict[str, Any] | None], subject: str
                 ) -> dict[Path, bytes | None]:
         """Stage, check and put in place the new group files (blocking: runs in a thread, under the file lock)."""
         with store.exclusive(self.config_dir):
@@ -186,7 +186,7 @@ class RegistryWriter:
                 if problems:
                     first = problems[0]
                     raise ApiError(400, "bad_request", f"The request would leave the registry unable to load or "
-                                   f"compile: {first.message}.", None, {"error_detail": first.message},
+                                   f"compile: {first.message}.", subject, {"error_detail": first.message},
                                    detail="; ".join(str(p) for p in problems[:20]),
                                    errors=[{"file": p.file, "pointer": p.pointer, "message": p.message,
                                             "severity": p.severity.value} for p in problems[:50]])
@@ -337,7 +337,7 @@ class RegistryWriter:
             if editor.node(xid) is None:
                 raise ApiError(404, "not_found", f"The targeted entity ({xid}) cannot be found.", xid)
             editor.group_body(gtype.plural, gid)
-            editor.delete_resource(gtype, gid, rtype, rid, _epoch_flag(req))
+            editor.delete_resource(gtype, gid, rtype, rid, _epoch_flag(req), served=True)
             return "none"
         body = self._entity_body(req, rtype, details, xid)
         if req.method == "POST":
