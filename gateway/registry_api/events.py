@@ -23,7 +23,7 @@ from typing import Any
 from gateway.registry_api.changes import Action, Change, changes
 from gateway.registry_api.query import NO_INLINE
 from gateway.registry_api.render import Renderer
-from gateway.registry_api.tree import now_text
+from gateway.registry_api.tree import Node, now_text
 from gateway.registry_api.view import ApiState
 
 TYPE_PREFIX = "io.xregistry."
@@ -62,13 +62,11 @@ def change_events(old: ApiState, new: ApiState, base: str, correlation: str | No
     return out
 
 
-def _previous(old: ApiState, change: Change) -> Any:
-    node = old.root
+def _previous(old: ApiState, change: Change) -> Node | None:
+    node: Node | None = old.root
     parts = change.xid.strip("/").split("/") if change.xid != "/" else []
     for plural, eid in zip(parts[::2], parts[1::2]):
-        node = node.collections.get(plural, {}).get(eid)
-        if node is None:
-            return None
+        node = node.collections.get(plural, {}).get(eid) if node is not None else None
     return node
 
 

@@ -21,7 +21,7 @@ import asyncio
 import base64
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,6 +43,7 @@ from gateway.registry_api.render import DETAILS, Renderer
 from gateway.registry_api.tree import GROUPS, GroupType, Node, ResourceType, now_text
 from gateway.registry_api.view import ApiState, RegistryView
 from gateway.runtime.routes import Route
+from gateway.schemaregistry.config import SchemaRegistrySettings
 from gateway.settings import Settings
 
 WRITES = ("PUT", "POST", "PATCH", "DELETE")
@@ -58,7 +59,7 @@ class Reloading(Protocol):
     snapshot: Snapshot
     settings: Settings
     fetcher: RemoteFetcher | None
-    schemaregistries: Mapping[str, Any]
+    schemaregistries: dict[str, SchemaRegistrySettings]
     sources: RegistrySources
     limits: Limits
 
@@ -390,7 +391,7 @@ class RegistryWriter:
                 else:
                     body[key] = rendered
             return json_response(body, 200, headers)
-        response = get(state, base, answer_path, request.query.copy())
+        response = get(state, base, answer_path, request.query)
         response.set_status(status if response.status == 200 else response.status)
         response.headers.update(headers)
         target = plan.answer[-1][1] if plan.answer and shape == "entity" else None

@@ -126,14 +126,16 @@ class DemoRegistry:
     def lines(self) -> list[str]:
         if not self.enabled:
             return []
-        out = ["", f"registry change events on {self.events_config.endpoint_id} ({self.events_config.protocol}): "
-               f"{len(self.received)} received" + (f"   ({self.error})" if self.error else "")]
+        heading = (f"registry change events on {self.events_config.endpoint_id} ({self.events_config.protocol}): "
+                   f"{len(self.received)} received" + (f"   ({self.error})" if self.error else ""))
+        out = ["", heading]
         if not self.received:
             return out + [f"  (none yet: a CI job PUTs /registry/messagegroups/{CONTRACT} 5 s into the traffic)"]
         event, verdict = self.received[-1]
         data = event.get("data") or {}
-        return out + [f"  last: {event.get('type')} {event.get('subject')} epoch {data.get('epoch')} "
-                      f"at {event.get('time')} ({verdict})"]
+        last = (f"  last: {event.get('type')} {event.get('subject')} epoch {data.get('epoch')} "
+                f"at {event.get('time')} ({verdict})")
+        return [*out, last]
 
     async def stop(self) -> None:
         self._stop.set()

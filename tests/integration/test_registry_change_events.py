@@ -189,7 +189,7 @@ def test_a_registry_source_update_publishes_its_events_over_http(tmp_path: Path)
     served = {"messagegroups": {"remote": {"messages": {"r": message("com.example.r")}}}}
 
     class Upstream(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             body = json.dumps(served).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

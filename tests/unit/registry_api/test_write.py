@@ -251,9 +251,9 @@ def test_entities_from_operator_files_are_read_only_and_say_why(tmp_path: Path) 
 
 
 def test_writes_are_off_without_registry_write(tmp_path: Path) -> None:
-    from tests.unit.registry_api.support import http, serving
     from gateway.loader import load_snapshot
     from gateway.registry_api import RegistryView
+    from tests.unit.registry_api.support import http, serving
 
     view = RegistryView(load_snapshot([operator_files(tmp_path / "c")]))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from prometheus_client import CollectorRegistry
 
 from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
@@ -26,7 +27,6 @@ from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.settings import load_settings
 from gateway.testing import memory
-from prometheus_client import CollectorRegistry
 
 KEY = "s3cret-key"
 AUTH = {"X-API-Key": KEY}
