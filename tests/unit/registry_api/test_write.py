@@ -4,6 +4,7 @@ routes: an answer comes after the new registry was swapped in."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -285,3 +286,20 @@ def test_the_ruleset_in_force_judges_with_the_new_definition_when_the_answer_arr
         return outcomes
     assert scenario(tmp_path, steps) == [(Outcome.NONCONFORMANT, None), (Outcome.CONFORMANT, "m"),
                                          (Outcome.NONCONFORMANT, "m")]
+
+
+def test_concurrent_writers_are_serialized_and_lose_nothing(tmp_path: Path) -> None:
+    async def steps(gw: Gateway) -> tuple[list[int], list[str], int]:
+        await gw.call("PUT", "/messagegroups/g", {})
+        # each writes the same group file: without serialization, read-modify-write would drop messages
+        answers = await asyncio.gather(*(gw.call("PUT", f"/messagegroups/g/messages/m{i}", message(f"t{i}"))
+                                         for i in range(8)))
+        # two racing PATCHes that both read the same epoch: exactly one wins, the other is refused
+        epoch = (await gw.call("GET", "/messagegroups/g"))[2]["epoch"]
+        first, second = await asyncio.gather(*(gw.call("PATCH", "/messagegroups/g", {"description": d, "epoch": epoch})
+                                              for d in ("a", "b")))
+        stored = json.loads((gw.config / "registry-api/messagegroups/g.xreg.json").read_text())
+        return [a[0] for a in answers], sorted(stored["messagegroups"]["g"]["messages"]), first[0] + second[0]
+    statuses, stored, both = scenario(tmp_path, steps)
+    assert statuses == [201] * 8 and stored == [f"m{i}" for i in range(8)]
+    assert both == 200 + 400
