@@ -57,6 +57,8 @@ registry:                         # the read-only xRegistry API, /registry on th
   base_url: https://xgate.example.com/registry   # self URLs behind a proxy (default: from the request's Host)
   address: 127.0.0.1:9465         # also at the root of an address of its own (default: none; same TLS and auth)
   state_dir: /var/lib/xgate       # epochs and createdat kept across restarts (default: beside the config directory)
+  write: {apikey_file: /run/secrets/registry-apikey}   # writes allowed with these credentials (registry_api/config.py)
+  events: {endpoint: registry.changes}                 # change events to this producer endpoint (registry_api/config.py)
 sources:                          # xRegistry servers followed beside the local files (none: nothing fetched)
   - url: https://registry.example.com/registry   # the registry root, fetched as `<url>?inline`; host on `remote.allow`
     interval: 30                  # seconds between polls (at least 1); ETag, else the body digest, says "unchanged"
@@ -82,6 +84,7 @@ from gateway.loader.decode import decode_file
 from gateway.loader.fetch import RemoteFetcher, RemotePolicy, parse_allow
 from gateway.loader.sources import DEFAULT_INTERVAL, MIN_INTERVAL, RegistrySource
 from gateway.metrics.access import server_context
+from gateway.registry_api.config import EventSettings, WriteSettings, read_events, read_write
 from gateway.schemaregistry.config import SchemaRegistrySettings, base_url, parse_schemaregistries
 
 POLICIES = ("forward", "observe", "reject", "drop")
@@ -146,6 +149,8 @@ class RegistrySettings:
     base_url: str | None = None
     address: str | None = None
     state_dir: str | None = None
+    write: WriteSettings | None = None     # registry write API (issue 24): None = read-only
+    events: EventSettings | None = None    # change events (issue 24): None = none published
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,10 +171,10 @@ def _registry(raw: Any, problems: list[str]) -> RegistrySettings:
     if raw is None:
         return RegistrySettings()
     if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a mapping (base_url, address, state_dir)")
+        problems.append(f"{where}: expected a mapping (base_url, address, state_dir, write, events)")
         return RegistrySettings()
-    problems.extend(f"{where}/{key}: unknown setting (known: base_url, address, state_dir)"
-                    for key in sorted(set(raw) - {"base_url", "address", "state_dir"}, key=str))
+    problems.extend(f"{where}/{key}: unknown setting (known: base_url, address, state_dir, write, events)"
+                    for key in sorted(set(raw) - {"base_url", "address", "state_dir", "write", "events"}, key=str))
     values: dict[str, str | None] = {}
     for key in ("base_url", "address", "state_dir"):
         value = raw.get(key)
@@ -186,7 +191,9 @@ def _registry(raw: Any, problems: list[str]) -> RegistrySettings:
     if values["address"] and not (port.isdigit() and 0 <= int(port) <= 65535):
         problems.append(f"{where}/address: expected host:port, found {values['address']!r}")
         values["address"] = None
-    return RegistrySettings(**values)
+    # issue 24: the write API and change events, read in gateway/registry_api/config.py
+    return RegistrySettings(**values, write=read_write(raw.get("write"), f"{where}/write", problems),
+                            events=read_events(raw.get("events"), f"{where}/events", problems))
 
 
 def _endpoints(raw: Any, problems: list[str]) -> dict[str, EndpointSettings]:

@@ -24,6 +24,7 @@ from gateway.settings import MetricsSettings, RegistrySettings
 
 if TYPE_CHECKING:
     from gateway.registry_api import RegistryView
+    from gateway.registry_api.write import RegistryWriter
 
 DEFAULT_ADDRESS = "127.0.0.1:9464"
 PROBES = ("/healthz", "/readyz")
@@ -47,12 +48,14 @@ class MetricsServer:
                  address: str = DEFAULT_ADDRESS, access: MetricsSettings | None = None,
                  registry_view: RegistryView | None = None, registry_settings: RegistrySettings | None = None, *,
                  exposition: Callable[[], Awaitable[bytes]] | None = None,
-                 extra_routes: Callable[[web.Application], None] | None = None) -> None:
+                 extra_routes: Callable[[web.Application], None] | None = None,
+                 registry_writer: RegistryWriter | None = None) -> None:
         self.registry = registry
         # `xgate run --workers N`: the supervisor's /metrics is the workers' combined, and its /registry theirs
         self.exposition = exposition
         self.extra_routes = extra_routes
         self.registry_view = registry_view
+        self.registry_writer = registry_writer  # PUT/POST/PATCH/DELETE under /registry (registry.write)
         self.registry_settings = registry_settings or RegistrySettings()
         own = self.registry_settings.address if registry_view is not None else None
         self.registry_host, self.registry_port = parse_address(own) if own else ("", 0)
@@ -127,10 +130,11 @@ class MetricsServer:
             from gateway.registry_api.routes import add_registry_routes
 
             base_url = self.registry_settings.base_url
-            add_registry_routes(app, self.registry_view, base_url=base_url)
+            writer = self.registry_writer
+            add_registry_routes(app, self.registry_view, base_url=base_url, writer=writer)
             if self.registry_settings.address:
                 own = web.Application(middlewares=[self._authenticate])
-                add_registry_routes(own, self.registry_view, prefix="", base_url=base_url)
+                add_registry_routes(own, self.registry_view, prefix="", base_url=base_url, writer=writer)
                 self.registry_port = await self._serve(own, self.registry_host, self.registry_port, context)
         if self.extra_routes is not None:
             self.extra_routes(app)

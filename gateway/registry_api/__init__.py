@@ -1,5 +1,6 @@
-"""The registry xgate loaded, as xRegistry: one document (`xgate export`) and the read-only HTTP API
-(`/registry`, served by gateway/metrics/server.py through `registry_api.routes.add_registry_routes`)."""
+"""The registry xgate loaded, as xRegistry: one document (`xgate export`) and the HTTP API (`/registry`, served
+by gateway/metrics/server.py through `registry_api.routes.add_registry_routes`): read-only, or written through
+write.py when gateway.yaml has `registry.write`, with change events (events.py) when it has `registry.events`."""
 
 from gateway.registry_api.document import registry_document
 from gateway.registry_api.view import RegistryView

@@ -9,8 +9,8 @@
 
 Schemas have a domain document (`hasdocument`): `.../schemas/<RID>` and `.../versions/<VID>` answer with
 the schema itself (or `303 See Other` to where it lives) and `xRegistry-` headers; `$details` appended to
-the id asks for the metadata. Only GET, HEAD and OPTIONS are supported; errors are the spec's problem
-details. `RegistryView.update` takes each loaded snapshot (startup and every reload) and keeps epochs.
+the id asks for the metadata. GET, HEAD and OPTIONS are served here; PUT, POST, PATCH and DELETE by write.py
+when gateway.yaml `registry.write` allows them. Errors are the spec's problem details. `RegistryView.update` takes each loaded snapshot (startup and every reload) and keeps epochs.
 
 The same routes serve at the root of an address of its own (`prefix=""`, gateway.yaml `registry.address`),
 and build self URLs from `registry.base_url` when set (behind a proxy) rather than from the request's Host.
@@ -28,6 +28,8 @@ from urllib.parse import unquote, urljoin
 
 from aiohttp import web
 
+from gateway.registry_api.errors import JSON_TYPE, ApiError, api_not_found, not_found
+from gateway.registry_api.errors import json_response as _json
 from gateway.registry_api.model import MODEL
 from gateway.registry_api.query import (
     NO_INLINE,
@@ -41,46 +43,13 @@ from gateway.registry_api.query import (
 from gateway.registry_api.render import CAPABILITIES, DETAILS, Chain, Renderer
 from gateway.registry_api.tree import GROUPS, Node
 from gateway.registry_api.view import ApiState, RegistryView
+from gateway.registry_api.write import ALLOW as WRITE_ALLOW
+from gateway.registry_api.write import WRITES, RegistryWriter
 
 PREFIX = "/registry"
 ALLOW = "GET, HEAD, OPTIONS"
-SPEC = "https://github.com/xregistry/spec/blob/main/core/"
-JSON_TYPE = "application/json"
 MEDIA_TYPE = re.compile(r"[!-~][ -~]*")  # printable ASCII: what a header value can carry as is
 HEADER_KEY = re.compile(r"[A-Za-z0-9._~-]+")  # attribute names and map keys that can be part of a header name
-
-
-# -- errors ---------------------------------------------------------------------------------------------------------
-
-class ApiError(Exception):
-    """An xRegistry error (core spec "Error Processing"), served as problem details JSON."""
-
-    def __init__(self, status: int, code: str, title: str, subject: str | None = None,
-                 args: dict[str, str] | None = None, *, spec: str = "spec.md",
-                 headers: dict[str, str] | None = None) -> None:
-        super().__init__(title)
-        self.status, self.headers = status, headers or {}
-        self.body: dict[str, Any] = {"type": f"{SPEC}{spec}#{code}", "title": title}
-        if subject is not None:
-            self.body["subject"] = subject
-        if args:
-            self.body["args"] = args
-
-    def response(self) -> web.Response:
-        return _json(self.body, self.status, self.headers)
-
-
-def not_found(xid: str) -> ApiError:
-    return ApiError(404, "not_found", f"The targeted entity ({xid}) cannot be found.", xid)
-
-
-def api_not_found(path: str) -> ApiError:
-    return ApiError(404, "api_not_found", f"The specified API is not supported: {path}.", path, spec="http.md")
-
-
-def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    text = json.dumps(body, ensure_ascii=False, default=str, indent=2) + "\n"
-    return web.Response(text=text, status=status, content_type=JSON_TYPE, charset="utf-8", headers=headers)
 
 
 # -- where a request points --------------------------------------------------------------------------------------------
@@ -283,11 +252,13 @@ def _render(renderer: Renderer, target: Target, exclude_all: bool) -> web.Respon
 
 
 def add_registry_routes(app: web.Application, view: RegistryView, *, prefix: str = PREFIX,
-                        base_url: str | None = None) -> None:
+                        base_url: str | None = None, writer: RegistryWriter | None = None) -> None:
     """Serve `view` under `prefix` on `app` ("" : at the root of an address of its own). Self URLs start with
     `base_url` when set (behind a proxy), else with the request's scheme, Host and `prefix`. Every answer,
     errors and the server's own 401 included, carries `Link: <root>;rel=xregistry-root` (HTTP binding
-    "xRegistry Root HTTP Header")."""
+    "xRegistry Root HTTP Header"). With a `writer` (gateway.yaml `registry.write`), PUT, POST, PATCH and DELETE
+    go to it (write.py)."""
+    allow = WRITE_ALLOW if writer is not None else ALLOW
 
     def base_of(request: web.Request) -> str:
         return base_url.rstrip("/") if base_url else f"{request.scheme}://{request.host}{prefix}"
@@ -302,11 +273,14 @@ def add_registry_routes(app: web.Application, view: RegistryView, *, prefix: str
         if not api_known(segments):
             return api_not_found(full).response()  # whatever the method (HTTP binding "HTTP API Patterns")
         if request.method == "OPTIONS":
-            return web.Response(headers={"Allow": ALLOW, "Access-Control-Allow-Methods": ALLOW})
+            return web.Response(headers={"Allow": allow, "Access-Control-Allow-Methods": allow})
+        if writer is not None and request.method in WRITES:
+            return await writer.handle(request, path, base_of(request), full, answer)
         if request.method not in ("GET", "HEAD"):
             return ApiError(405, "action_not_supported", f"The specified action ({request.method}) is not "
                             f"supported for: {full}.", full, {"action": request.method},
-                            headers={"Allow": ALLOW}).response()
+                            headers={"Allow": ALLOW}, detail="writes are off: gateway.yaml registry.write turns "
+                            "them on" if request.method in WRITES else None).response()
         # rendering a large registry is CPU work: keep it off the loop the pipelines run on
         return await asyncio.to_thread(answer, view.state, base_of(request), path, request.query, prefix)
 

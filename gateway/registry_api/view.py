@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.loader.snapshot import Snapshot
@@ -17,15 +18,24 @@ class ApiState:
     stamps: dict[str, Stamp]
 
 
+# told (old state, new state, correlation id or None) after each swap, before the stamps are saved
+ChangeListener = Callable[[ApiState, ApiState, "str | None"], None]
+
+
 class RegistryView:
     """The registry the API serves; `update` swaps in a new snapshot (one assignment; safe from a thread).
-    With a `state` file, epochs and `createdat` continue where the last process left them (state.py)."""
+    With a `state` file, epochs and `createdat` continue where the last process left them (state.py).
+
+    `listener` (the change events, gateway/registry_api/events.py) hears every swap that changed a stamp;
+    `correlation` is set by a registry write for the reload it causes (its events carry that id)."""
 
     def __init__(self, snapshot: Snapshot | None = None, state: StateFile | None = None) -> None:
         self._state = state
         self._book = EpochBook(*state.load()) if state is not None else EpochBook()
         self._lock = threading.Lock()
         self.state = ApiState(build_tree({"registryid": REGISTRY_ID}), {})
+        self.listener: ChangeListener | None = None
+        self.correlation: str | None = None
         if snapshot is not None:
             self.update(snapshot)
 
@@ -33,7 +43,12 @@ class RegistryView:
         root = build_tree(registry_document(snapshot, resolved=True, schema_links=True))
         with self._lock:
             before = dict(self._book.known), set(self._book.present)
+            old = self.state
             stamps = self._book.stamp(root)
             self.state = ApiState(root, stamps)
-            if self._state is not None and before != (self._book.known, self._book.present):
+            changed = before != (self._book.known, self._book.present)
+            if changed and self.listener is not None:
+                # before the stamps are saved: an event recorded (outbox) is never lost to a crash in between
+                self.listener(old, self.state, self.correlation)
+            if self._state is not None and changed:
                 self._state.save(self._book.known, self._book.present)

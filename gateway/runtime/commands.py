@@ -31,6 +31,7 @@ from gateway.runtime import heap
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.endpoint_checks import endpoint_problems
 from gateway.runtime.engine import STOP_GRACE, Engine
+from gateway.runtime.registry_wiring import change_publisher, registry_writer
 from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import replay
 from gateway.runtime.routes import adapter_diagnostics, endpoint_config, resolve_routes, route_warnings
@@ -111,12 +112,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.info("shadow candidate: %d definitions from %s, judged beside the active rules (GET /shadow)",
                  engine.ref.shadow.ruleset.definition_count, engine.ref.shadow.source)
     # /registry on the metrics address: the registry as loaded, updated on every reload
-    view = RegistryView(snapshot, state_file(args.config, settings.registry.state_dir)) if address else None
+    state = state_file(args.config, settings.registry.state_dir) if address else None
+    view = RegistryView(snapshot, state) if address else None
     if not address and settings.registry.address:
         log.warning("registry.address %s is not served: the registry API runs beside the metrics server, which "
                     "runtime.metrics_address (or --metrics-address) turned off", settings.registry.address)
     reloader = Reloader(args.config, engine, snapshot, settings, settings.runtime.reload_debounce,
                         on_snapshot=view.update if view is not None else None, sources=sources)
+    # issue 24: the registry's write side (gateway/runtime/registry_wiring.py)
+    writer = registry_writer(args.config, view, settings, reloader, engine)
+    try:
+        publisher = change_publisher(view, snapshot, settings, state, primary=args.worker in (None, 0))
+    except GatewayError as exc:
+        print(f"xgate run: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     def on_stop_signal() -> None:
         if not engine.stopping:
@@ -146,7 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             if address:
                 server = await stack.enter_async_context(
                     MetricsServer(engine.metrics.registry, engine.ready, address, settings.metrics, view,
-                                  settings.registry, extra_routes=functools.partial(_add_shadow_route, engine)))
+                                  settings.registry, extra_routes=functools.partial(_add_shadow_route, engine),
+                                  registry_writer=writer))
                 log.info("metrics, health, readiness and registry on %s://%s:%d (/metrics /healthz /readyz "
                          "/registry)%s",
                          server.scheme, server.host, server.port,
@@ -156,12 +166,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                              server.registry_port)
             watcher = loop.create_task(reloader.watch(stop_watching)) if not args.no_watch else None
             follower = loop.create_task(reloader.follow(stop_watching))  # idles while no source is listed
+            announcer = None
+            if publisher is not None:  # issue 24: change events, `source` = the registry's URL
+                publisher.base = publisher.base or f"{server.scheme}://{server.host}:{server.port}/registry"
+                announcer = loop.create_task(publisher.run(stop_watching))
             heap.settle()  # what startup built lives as long as the process (or until a reload)
             try:
                 await engine.run()
             finally:
                 stop_watching.set()
-                for task in (watcher, follower):
+                for task in (watcher, follower, announcer):
                     if task is not None:
                         task.cancel()
                         with contextlib.suppress(asyncio.CancelledError):

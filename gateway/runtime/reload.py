@@ -118,6 +118,16 @@ class Reloader:
         async with self._lock:
             return await self._reload(reason)
 
+    # issue 24, registry writes (gateway/registry_api/write.py): a write holds the lock from its check to the
+    # swap, so that no other reload runs between them, and reloads while holding it
+    @property
+    def lock(self) -> asyncio.Lock:
+        return self._lock
+
+    async def reload_locked(self, reason: str) -> str:
+        """`reload` for a caller that holds `lock`."""
+        return await self._reload(reason)
+
     async def _reload_shadow(self) -> None:
         """The shadow candidate follows `DIR/shadow/`: compiled again on every reload, gone with the folder."""
         judge, problems = await asyncio.to_thread(load_shadow, self.config_dir, self.engine.metrics, self.limits)

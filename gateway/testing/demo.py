@@ -10,7 +10,8 @@ routes shown with their error in the summary while the other routes flow.
 the gateway's routes and its /metrics server, publishes seeded sample traffic into every source endpoint
 (Kafka, HTTP, AMQP 1.0, MQTT 5, NATS) at --rate messages a second, reads the dead-letter destinations, and
 redraws a summary every two seconds: throughput by verdict per route, the most frequent violations, and the
-latest dead-lettered message with the reason it carries. Ctrl-C (or --duration seconds) stops the traffic,
+latest dead-lettered message with the reason it carries, and the last change event of the registry (a CI job
+publishes a contract through the write API a few seconds in: demo_registry.py). Ctrl-C (or --duration seconds) stops the traffic,
 drains the gateway, stops the brokers this run started, and prints the totals; exit 0 when traffic flowed,
 every route judged messages and every verdict (conformant, nonconformant, unmatched) was seen.
 """
@@ -44,6 +45,7 @@ from gateway.runtime.replay import Replayer
 from gateway.runtime.routes import Route, endpoint_config, resolve_routes
 from gateway.runtime.shadow import ShadowJudge, load_shadow
 from gateway.settings import Settings, load_settings
+from gateway.testing.demo_registry import DemoRegistry
 from gateway.testing.traffic import records
 from protocol_adapters import registry as adapters
 from protocol_adapters.base import EndpointConfig
@@ -183,6 +185,7 @@ class Summary:
         self.broker_failures: dict[str, str] = {}  # broker script -> why it could not start
         self.down_at_stop: dict[str, dict[str, str]] | None = None  # the engine's view, kept for the final summary
         self._last: tuple[float, dict[str, int]] = (self.started, {})
+        self.registry: DemoRegistry | None = None  # the last change event of the registry (demo_registry.py)
 
     def totals(self) -> Counter[str]:
         total: Counter[str] = Counter()
@@ -214,6 +217,7 @@ class Summary:
         lines += ["", "latest dead-lettered message, and the reason it carries in its xgate-* headers:"]
         lines += _explain_latest(self.dead)
         lines += _shadow_lines(self.engine.ref.shadow)
+        lines += self.registry.lines() if self.registry is not None else []
         return "\n".join(lines)
 
     def _problems(self) -> list[str]:
@@ -336,9 +340,14 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
         host = address.rsplit(":", 1)[0]
         if _listening(int(address.rsplit(":", 1)[1])):
             address = f"{host}:0"  # taken (another gateway?): any free port
-        server = await stack.enter_async_context(MetricsServer(engine.metrics.registry, engine.ready, address))
+        registry_side = DemoRegistry(args.config, settings, engine)  # write API and change events (issue 24)
+        stack.push_async_callback(registry_side.stop)
+        server = await stack.enter_async_context(MetricsServer(
+            engine.metrics.registry, engine.ready, address, None, registry_side.view, settings.registry,
+            registry_writer=registry_side.writer))
         summary = Summary(engine, dead, f"http://{server.host}:{server.port}/metrics", args.config)
         summary.broker_failures = broker_failures
+        summary.registry = registry_side
         service = asyncio.create_task(engine.run())
         print(f"gateway starting: {len(routes)} routes; /metrics, /healthz and /readyz on "
               f"http://{server.host}:{server.port}", file=sys.stderr, flush=True)
@@ -347,6 +356,7 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
         dead_letter_endpoints = {r.nonconformant.endpoint_id: r.nonconformant for r in routes if r.nonconformant}
         readers = [asyncio.create_task(dead.read(config)) for config in dead_letter_endpoints.values()]
         traffic = asyncio.create_task(_traffic(snapshot, settings, args.rate, args.seed, summary, stop))
+        registry_side.start(f"http://{server.host}:{server.port}/registry")
         until = time.monotonic() + args.duration if args.duration > 0 else float("inf")
         next_plain = 0.0
         while not stop.is_set() and time.monotonic() < until and not traffic.done():

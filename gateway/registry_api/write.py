@@ -1,0 +1,454 @@
+"""PUT, POST, PATCH and DELETE under `/registry` (core/http.md), on when gateway.yaml has `registry.write`.
+
+A write becomes a document in the config directory (store.py: one file per written group) and goes through
+the load -> compile -> swap path of a dropped file: the request is applied to the stored groups (edit.py),
+the new files are staged and the whole directory loaded and compiled with them (candidate.py); a write that
+would not load, compile or route is refused with the spec's problem details (each error by file, pointer and
+reason in `errors`) and changes nothing. Otherwise the files are renamed into place and the reloader swaps the
+new ruleset in before the answer goes out, so the answer carries the entity with its new epoch and the
+pipeline judges with it from then on. Writers are serialized: by the reloader's lock in this process (held
+from the check to the swap, so no other reload runs between them) and by a file lock across processes.
+
+Groups that came from a file the operator dropped, or from a registry source or fetched reference, are
+read-only here (`action_not_supported`, saying where the group comes from): the API only ever edits its own
+files. Each answer carries `xRegistry-xregcorrelationid`, the id the change events of this write carry
+(core/events.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import unquote
+
+from aiohttp import web
+
+from gateway.limits import Limits
+from gateway.loader import Snapshot
+from gateway.loader.fetch import RemoteFetcher
+from gateway.loader.sources import RegistrySources
+from gateway.registry_api import store
+from gateway.registry_api.access import WriteAccess
+from gateway.registry_api.candidate import Loading, new_problems
+from gateway.registry_api.edit import REGISTRY_READ_ONLY, Editor, rewrite_local_refs
+from gateway.registry_api.errors import ApiError, json_response
+from gateway.registry_api.query import NO_INLINE
+from gateway.registry_api.render import DETAILS, Renderer
+from gateway.registry_api.tree import GROUPS, GroupType, Node, ResourceType, now_text
+from gateway.registry_api.view import ApiState, RegistryView
+from gateway.runtime.routes import Route
+from gateway.schemaregistry.config import SchemaRegistrySettings
+from gateway.settings import Settings
+
+WRITES = ("PUT", "POST", "PATCH", "DELETE")
+ALLOW = "GET, HEAD, OPTIONS, PUT, POST, PATCH, DELETE"
+READ_ALLOW = "GET, HEAD, OPTIONS"
+CORRELATION_HEADER = "xRegistry-xregcorrelationid"
+GetAnswer = Callable[[ApiState, str, str, Any], web.Response]
+
+
+class Reloading(Protocol):
+    """What a write needs of the reloader in force (gateway/runtime/reload.py `Reloader`)."""
+
+    snapshot: Snapshot
+    settings: Settings
+    fetcher: RemoteFetcher | None
+    schemaregistries: dict[str, SchemaRegistrySettings]
+    sources: RegistrySources
+    limits: Limits
+
+    @property
+    def lock(self) -> asyncio.Lock: ...
+
+    async def reload_locked(self, reason: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    segments: list[str]          # path segments below the registry root, `$details` kept on ids
+    path: str                    # the request path, for error subjects
+    body: bytes
+    headers: dict[str, str]
+    epoch: str | None            # the `?epoch=` flag of a delete
+
+
+def _split(segment: str) -> tuple[str, bool]:
+    return (segment[:-len(DETAILS)], True) if segment.endswith(DETAILS) else (segment, False)
+
+
+def not_supported(method: str, path: str, why: str) -> ApiError:
+    return ApiError(405, "action_not_supported", f"The specified action ({method}) is not supported for: {path}.",
+                    path, {"action": method}, headers={"Allow": READ_ALLOW}, detail=why)
+
+
+def _json_body(request: Request, *, optional: bool = False) -> Any:
+    if not request.body.strip():
+        if optional:
+            return None
+        raise ApiError(400, "missing_body", f"The request is missing an HTTP body - try '{{}}': {request.path}.",
+                       request.path, spec="http.md")
+    try:
+        return json.loads(request.body)
+    except ValueError as exc:
+        raise ApiError(400, "parsing_data", f"There was an error parsing the data: {exc}.", request.path,
+                       {"error_detail": str(exc)}) from None
+
+
+def _origins(snapshot: Snapshot, plural: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for summary in snapshot.files:
+        for gid in getattr(summary, plural):
+            out.setdefault(gid, []).append(summary.file)
+    return out
+
+
+class RegistryWriter:
+    def __init__(self, config_dir: str | Path, view: RegistryView, access: WriteAccess, reloader: Reloading,
+                 adapter_problems: Callable[[list[Route]], dict[str, str]]) -> None:
+        self.config_dir = Path(config_dir).resolve()
+        self.view, self.access, self.reloader = view, access, reloader
+        self.adapter_problems = adapter_problems
+
+    def _loading(self) -> Loading:
+        r = self.reloader
+        return Loading(self.config_dir, r.settings, r.fetcher, r.schemaregistries, r.sources.documents(), r.limits,
+                       self.adapter_problems)
+
+    # -- HTTP ----------------------------------------------------------------------------------------------------
+    async def handle(self, request: web.Request, path: str, base: str, full: str, get: GetAnswer
+                     ) -> web.StreamResponse:
+        """Answer a write to `path` (below the registry root `base`); `get` is the read side's answer to a GET
+        (routes.answer, handed in: routes imports this module), which a successful write answers with."""
+        if not self.access.accepts(request.headers):
+            return ApiError(401, "unauthorized", f"Writing to this registry needs credentials: {full}.", full,
+                            spec="http.md", headers=self.access.challenge(),
+                            detail="give the API key as X-API-Key (or Authorization: Bearer), or basic auth, as "
+                                   "gateway.yaml registry.write names them").response()
+        segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
+        epoch = request.query.get("epoch")
+        headers = {k: v for k, v in request.headers.items()}
+        req = Request(request.method, segments, full, await request.read(), headers, epoch)
+        correlation = uuid.uuid4().hex
+        try:
+            shape, plan, status = await self._write(req, correlation)
+        except ApiError as exc:
+            exc.headers.setdefault(CORRELATION_HEADER, correlation)
+            return exc.response()
+        answer_path = path
+        if req.method == "POST" and len(segments) == 4 and plan.new_version is not None:
+            # POST to a Resource answers with the Version it wrote, in the request's form ($details or not)
+            answer_path = plan.new_version + (DETAILS if segments[3].endswith(DETAILS) else "")
+        return self._answer(base, answer_path, request, shape, plan, status, correlation, get)
+
+    # -- the write -----------------------------------------------------------------------------------------------
+    async def _write(self, req: Request, correlation: str) -> tuple[str, Any, int]:
+        async with self.reloader.lock:
+            state = self.view.state
+            snapshot = self.reloader.snapshot
+            loading = self._loading()
+            editor = Editor(state.root, state.stamps, self._stored_reader(snapshot, state.root, req), now_text())
+            shape = self._dispatch(editor, req)
+            plan = editor.plan
+            if not plan.groups:
+                return shape, plan, 200
+            expected = await asyncio.to_thread(self._commit, loading, plan.groups, req.path)
+            self.view.correlation = correlation
+            try:
+                await self.reloader.reload_locked(f"registry write: {req.method} {req.path}")
+            finally:
+                self.view.correlation = None
+            taken = self.reloader.snapshot.contents
+            if any(taken.get(str(path)) != data for path, data in expected.items()):
+                raise ApiError(500, "server_error", "An unexpected error occurred, please try again later.",
+                               req.path, detail="the reload after the write did not take the written files; "
+                                                "see the gateway's log")
+            return shape, plan, 201 if plan.created else 200
+
+    def _commit(self, loading: Loading, groups: dict[tuple[str, str], dict[str, Any] | None], subject: str
+                ) -> dict[Path, bytes | None]:
+        """Stage, check and put in place the new group files (blocking: runs in a thread, under the file lock)."""
+        with store.exclusive(self.config_dir):
+            staged: dict[Path, Path | None] = {}
+            contents: dict[Path, bytes | None] = {}
+            try:
+                for (plural, gid), body in groups.items():
+                    final = store.group_path(self.config_dir, plural, gid)
+                    data = store.encode_group(plural, gid, body) if body is not None else None
+                    contents[final] = data
+                    staged[final] = store.stage(final, data) if data is not None else None
+                problems = new_problems(loading, staged)
+                if problems:
+                    first = problems[0]
+                    raise ApiError(400, "bad_request", f"The request would leave the registry unable to load or "
+                                   f"compile: {first.message}.", subject, {"error_detail": first.message},
+                                   detail="; ".join(str(p) for p in problems[:20]),
+                                   errors=[{"file": p.file, "pointer": p.pointer, "message": p.message,
+                                            "severity": p.severity.value} for p in problems[:50]])
+                for final, aside in staged.items():
+                    if aside is not None:
+                        store.commit(aside, final)
+                    else:
+                        store.remove(final)
+            finally:
+                for aside in staged.values():
+                    if aside is not None and aside.exists():
+                        aside.unlink()
+        return {final: data for final, data in contents.items()}
+
+    def _stored_reader(self, snapshot: Snapshot, root: Node, req: Request
+                       ) -> Callable[[str, str], dict[str, Any] | None]:
+        """Reads a group's stored body; refuses one the API does not own (its origin says why)."""
+        origins = {plural: _origins(snapshot, plural) for plural in GROUPS}
+
+        def stored(plural: str, gid: str) -> dict[str, Any] | None:
+            path = store.group_path(self.config_dir, plural, gid)
+            files = origins[plural].get(gid, [])
+            foreign = [f for f in files if f != str(path)]
+            if foreign:
+                remote = foreign[0].startswith(("http://", "https://"))
+                raise not_supported(req.method, req.path, f"/{plural}/{gid} comes from "
+                                    f"{'the registry source ' if remote else 'the file '}{foreign[0]}, which the "
+                                    f"operator manages: it is read-only through the API")
+            if not files and gid in root.collections.get(plural, {}):
+                raise not_supported(req.method, req.path, f"/{plural}/{gid} is known only through a fetched "
+                                    "reference: it is read-only through the API")
+            return store.read_group(path, plural, gid)
+        return stored
+
+    # -- which entity, which method ------------------------------------------------------------------------------
+    def _dispatch(self, editor: Editor, req: Request) -> str:
+        """Apply the request to `editor`; the shape of the answer: entity, map, nested, registry or none."""
+        names = [_split(s)[0] for s in req.segments]
+        depth = len(names)
+        if depth == 0:
+            return self._root(editor, req)
+        gtype = GROUPS.get(names[0])
+        if gtype is None:  # /capabilities, /model: fixed by this server
+            raise not_supported(req.method, req.path, f"/{names[0]} is fixed by xgate")
+        if depth == 1:
+            return self._collection(editor, req, lambda key, body, patch: editor.put_group(gtype, key, body, patch, key),
+                                    lambda key, epoch: editor.delete_group(gtype, key, epoch),
+                                    list(editor.root.collections.get(gtype.plural, {})))
+        gid = names[1]
+        if depth == 2:
+            return self._group(editor, req, gtype, gid)
+        rtype = next(r for r in gtype.resources if r.plural == names[2])
+        if depth == 3:
+            group = editor.node(f"/{gtype.plural}/{gid}")
+            return self._collection(
+                editor, req, lambda key, body, patch: editor.put_resource(gtype, gid, rtype, key, body, patch, key),
+                lambda key, epoch: editor.delete_resource(gtype, gid, rtype, key, epoch),
+                list(group.collections.get(rtype.plural, {})) if group is not None else [], resource=True)
+        rid, details = _split(req.segments[3])
+        if depth == 4:
+            return self._resource(editor, req, gtype, gid, rtype, rid, details)
+        if names[4] == "meta":
+            if req.method in ("PUT", "PATCH"):
+                editor.put_meta(gtype, gid, rtype, rid, _json_body(req), req.method == "PATCH")
+                return "entity"
+            raise not_supported(req.method, req.path, "meta is written with PUT or PATCH; it goes with its Resource")
+        if depth == 5:
+            resource = editor.node(f"/{gtype.plural}/{gid}/{rtype.plural}/{rid}")
+            return self._collection(
+                editor, req,
+                lambda key, body, patch: editor.put_version(gtype, gid, rtype, rid, key, body, patch, key),
+                lambda key, epoch: editor.delete_version(gtype, gid, rtype, rid, key, epoch),
+                list(resource.collections.get("versions", {})) if resource is not None else [])
+        vid, details = _split(req.segments[5])
+        return self._version(editor, req, gtype, gid, rtype, rid, vid, details)
+
+    def _root(self, editor: Editor, req: Request) -> str:
+        if req.method == "DELETE":
+            raise not_supported(req.method, req.path, "the registry itself cannot be deleted; delete its groups")
+        body = editor._object(_json_body(req), "/", "the registry")
+        for key, value in body.items():
+            if key in GROUPS or value is None:
+                continue
+            if req.method == "POST":
+                raise ApiError(400, "groups_only", f'Attribute "{key}" is invalid. Only Group types are allowed to '
+                               f"be specified on this request: {req.path}.", req.path, {"name": key})
+            if key not in REGISTRY_READ_ONLY:
+                raise ApiError(400, "invalid_attribute", f'The attribute "{key}" for "/" is not valid: the '
+                               "registry's own attributes are xgate's; only its groups are written.", "/",
+                               {"name": key, "error_detail": "only groups are written"})
+        body = rewrite_local_refs(body)
+        for plural, gtype in GROUPS.items():
+            for gid, gbody in editor._object(body.get(plural) or {}, "/", plural).items():
+                editor.put_group(gtype, gid, gbody, req.method == "PATCH", gid)
+        return "nested" if req.method == "POST" else "registry"
+
+    def _collection(self, editor: Editor, req: Request, put: Callable[[str, Any, bool], None],
+                    delete: Callable[[str, Any], None], existing: list[str], resource: bool = False) -> str:
+        if req.method == "PUT":
+            raise not_supported(req.method, req.path, "a collection is written with POST or PATCH")
+        if req.method == "DELETE":
+            body = _json_body(req, optional=True)
+            entries = editor._object(body, req.path, "the delete map") if body is not None else \
+                {key: {} for key in existing}  # no map: the whole collection (spec.md "Deleting Entities")
+            for key, entry in entries.items():
+                entry = entry if isinstance(entry, dict) else {}
+                epoch = entry.get("epoch")
+                if resource:
+                    meta = entry.get("meta")
+                    if epoch is not None and not isinstance(meta, dict):
+                        raise ApiError(400, "misplaced_epoch", f'The specified "epoch" value for "{req.path}/{key}" '
+                                       'needs to be within a "meta" entity.', f"{req.path}/{key}")
+                    epoch = meta.get("epoch") if isinstance(meta, dict) else None
+                if key in existing:
+                    delete(key, epoch)
+            return "none"
+        for key, body in editor._object(_json_body(req), req.path, "the map").items():
+            put(key, body, req.method == "PATCH")
+        return "map"
+
+    def _group(self, editor: Editor, req: Request, gtype: GroupType, gid: str) -> str:
+        xid = f"/{gtype.plural}/{gid}"
+        if req.method == "DELETE":
+            if editor.node(xid) is None:
+                raise ApiError(404, "not_found", f"The targeted entity ({xid}) cannot be found.", xid)
+            editor.group_body(gtype.plural, gid)  # the origin check
+            editor.delete_group(gtype, gid, _epoch_flag(req))
+            return "none"
+        if req.method == "POST":
+            body = editor._object(_json_body(req), xid, "the group")
+            plurals = {r.plural: r for r in gtype.resources}
+            for key in body:
+                if key not in plurals:
+                    raise ApiError(400, "resources_only", f'Attribute "{key}" is invalid. Only Resource types are '
+                                   f"allowed to be specified on this request: {xid}.", xid, {"name": key})
+            for plural, members in body.items():
+                for rid, rbody in editor._object(members, xid, plural).items():
+                    editor.put_resource(gtype, gid, plurals[plural], rid, rbody, False, rid)
+            return "nested"
+        editor.put_group(gtype, gid, _json_body(req), req.method == "PATCH")
+        editor.plan.created = editor.node(xid) is None
+        return "entity"
+
+    def _resource(self, editor: Editor, req: Request, gtype: GroupType, gid: str, rtype: ResourceType, rid: str,
+                  details: bool) -> str:
+        xid = f"/{gtype.plural}/{gid}/{rtype.plural}/{rid}"
+        if req.method == "DELETE":
+            if editor.node(xid) is None:
+                raise ApiError(404, "not_found", f"The targeted entity ({xid}) cannot be found.", xid)
+            editor.group_body(gtype.plural, gid)
+            editor.delete_resource(gtype, gid, rtype, rid, _epoch_flag(req), served=True)
+            return "none"
+        body = self._entity_body(req, rtype, details, xid)
+        if req.method == "POST":
+            editor.post_version(gtype, gid, rtype, rid, body)
+        else:
+            editor.put_resource(gtype, gid, rtype, rid, body, req.method == "PATCH")
+        return "entity"
+
+    def _version(self, editor: Editor, req: Request, gtype: GroupType, gid: str, rtype: ResourceType, rid: str,
+                 vid: str, details: bool) -> str:
+        xid = f"/{gtype.plural}/{gid}/{rtype.plural}/{rid}/versions/{vid}"
+        if req.method == "DELETE":
+            if editor.node(xid) is None:
+                raise ApiError(404, "not_found", f"The targeted entity ({xid}) cannot be found.", xid)
+            editor.group_body(gtype.plural, gid)
+            editor.delete_version(gtype, gid, rtype, rid, vid, _epoch_flag(req))
+            return "none"
+        if req.method == "POST":
+            raise not_supported(req.method, req.path, "a Version is written with PUT or PATCH")
+        editor.put_version(gtype, gid, rtype, rid, vid, self._entity_body(req, rtype, details, xid),
+                           req.method == "PATCH")
+        return "entity"
+
+    def _entity_body(self, req: Request, rtype: ResourceType, details: bool, xid: str) -> Any:
+        """The metadata of a Resource or Version write: the JSON body, or for a schema addressed without
+        `$details` its document in the body and its metadata in `xRegistry-` headers (http.md)."""
+        if not rtype.hasdocument or details:
+            return _json_body(req)
+        if req.method == "PATCH":
+            raise ApiError(400, "details_required", f'"$details" is needed on: {req.path}.', req.path, spec="http.md")
+        return document_body(req, rtype.singular)
+
+    # -- the answer ----------------------------------------------------------------------------------------------
+    def _answer(self, base: str, answer_path: str, request: web.Request, shape: str, plan: Any,
+                status: int, correlation: str, get: GetAnswer) -> web.StreamResponse:
+        headers = {CORRELATION_HEADER: correlation}
+        if shape == "none":
+            return web.Response(status=204, headers=headers)
+        state = self.view.state
+        renderer = Renderer(base, state.stamps, NO_INLINE)
+        if shape in ("map", "nested"):
+            body: dict[str, Any] = {}
+            for key, xid in plan.answer:
+                node = _node(state.root, xid)
+                if node is None:
+                    continue
+                rendered = renderer.meta(node) if xid.endswith("/meta") else renderer.entity(node, ())
+                if shape == "nested":
+                    body.setdefault(xid.strip("/").split("/")[-2], {})[key] = rendered
+                else:
+                    body[key] = rendered
+            return json_response(body, 200, headers)
+        response = get(state, base, answer_path, request.query)
+        response.set_status(status if response.status == 200 else response.status)
+        response.headers.update(headers)
+        target = plan.answer[-1][1] if plan.answer and shape == "entity" else None
+        node = _node(state.root, target) if target else None
+        if status == 201 and node is not None:
+            response.headers["Location"] = renderer.self_url(node)
+        if plan.new_version is not None and (version := _node(state.root, plan.new_version)) is not None:
+            response.headers["Content-Location"] = renderer.self_url(version)
+        return response
+
+
+def _node(root: Node, xid: str) -> Node | None:
+    parts = xid.strip("/").split("/")
+    if parts and parts[-1] == "meta":
+        parts = parts[:-1]
+    node: Node | None = root
+    for plural, eid in zip(parts[::2], parts[1::2]):
+        node = node.collections.get(plural, {}).get(eid) if node is not None else None
+    return node
+
+
+def _epoch_flag(req: Request) -> int | str | None:
+    if req.epoch is None:
+        return None
+    return int(req.epoch) if req.epoch.isdigit() else req.epoch
+
+
+def document_body(req: Request, singular: str) -> dict[str, Any]:
+    """A Version written as its document: attributes from `xRegistry-` headers, the body as `<singular>`
+    (parsed when JSON), `<singular>base64` when not UTF-8, nothing when `xRegistry-<singular>url` names it."""
+    body: dict[str, Any] = {}
+    for name, value in req.headers.items():
+        if not name.lower().startswith("xregistry-"):
+            continue
+        attr = unquote(name[len("xregistry-"):]).lower()
+        if attr in (singular, f"{singular}base64"):
+            raise ApiError(400, "extra_xregistry_header", f'xRegistry HTTP header "{attr}" is not allowed on '
+                           f"this request: {req.path}.", req.path, {"name": attr}, spec="http.md")
+        if "." in attr:
+            outer, _, key = attr.partition(".")
+            body.setdefault(outer, {})[key] = unquote(value)
+        else:
+            text = unquote(value)
+            body[attr] = int(text) if attr == "epoch" and text.isdigit() else text
+    if body.get(f"{singular}url"):
+        return body
+    kind = req.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if kind == "application/json" or kind.endswith("+json"):
+        try:
+            body[singular] = json.loads(req.body)
+            return body
+        except ValueError:
+            pass
+    try:
+        body[singular] = req.body.decode("utf-8")
+    except UnicodeDecodeError:
+        body[f"{singular}base64"] = base64.b64encode(req.body).decode("ascii")
+    if kind:
+        body.setdefault("contenttype", req.headers.get("Content-Type", ""))
+    return body
