@@ -19,7 +19,7 @@ import pytest
 
 from bench import workload
 from gateway.compiler import Ruleset, compile_registry
-from gateway.compiler.accepting import UNSURE, Failed, accept
+from gateway.compiler.accepting import UNSURE, Failed
 from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
 from gateway.recorded import RecordError, envelope_from_record
@@ -79,7 +79,7 @@ def _decision(ruleset: Ruleset, envelope: Envelope, verdict: Verdict) -> str:
     rules = ruleset.endpoints[envelope.endpoint] if envelope.endpoint else ruleset.default_endpoint()
     assert rules is not None
     index = rules.index_for(envelope.protocol)
-    found = accept(index, index.plans, envelope, rules.envelope_mode, True)
+    found = index.acceptor.accept(envelope, rules.envelope_mode, True)
     return "fail" if isinstance(found, Failed) else "unsure" if found is UNSURE else "accepted"
 
 
