@@ -81,6 +81,8 @@ _DATASCHEMA_OK: dict[str, bool] = {}
 _STRUCTURED_MEMBERS = frozenset({"data", "data_base64"})
 _NO_NAMES: frozenset[str] = frozenset()
 _NO_BINDINGS: dict[str, str] = {}  # never written: only templates and closures bind
+BATCH = "batch"  # an HTTP batch of structured events: the full judge reads each
+_MODES: dict[tuple[Any, Any, Any], str] = {}  # (protocol, content type, endpoint mode) -> how it is read
 # attribute types the native Struct reads as msgspec types or as str with a check after the decode
 _NATIVE_TYPE_NAMES = frozenset({"string", "integer", "boolean", "timestamp", "duration", "binary", "symbol",
                                 "uri", "urireference", "uritemplate"})
@@ -181,7 +183,8 @@ class _Payload:
                 pass  # proves nothing: parsed and judged below
             else:
                 if not self.unique or b"\\u" not in body and body.count(b":") == _encode(decoded).count(b":"):
-                    return True
+                    check = validator.native.check  # type: ignore[union-attr]
+                    return check is None or check(decoded)  # the patterns: exact, so a failure is certain
         if self.value is MISSING:
             try:
                 self.value = jsontext.loads(body, self.unique)
@@ -200,7 +203,7 @@ def _decoder(validator: JsonSchemaValidator) -> msgspec.json.Decoder[Any] | None
     """The native decoder of a schema's payload (one per validator, kept beside it by identity)."""
     known = _DECODERS.get(id(validator))
     if known is None or known[0] is not validator:
-        known = _DECODERS[id(validator)] = (validator, msgspec.json.Decoder(validator.native)
+        known = _DECODERS[id(validator)] = (validator, msgspec.json.Decoder(validator.native.type)
                                             if validator.native is not None else None)
     return known[1]
 
@@ -209,7 +212,7 @@ class _Plan:
     """One definition's checks as flat tuples; `closures` are the full judge's own, run on a MessageView."""
 
     __slots__ = ("agrees", "binary", "closures", "content_types", "declared", "definition", "exact", "literals",
-                 "native", "native_exact", "native_literals", "native_typed", "payload", "present", "raw_data", "strings", "templates", "typed",
+                 "native", "native_exact", "native_literals", "native_templates", "native_typed", "payload", "present", "raw_data", "strings", "templates", "typed",
                  "usable", "verdict", "members", "source_of", "time_of", "dataschema_of", "content_type_of")
 
     def __init__(self, definition: CompiledDefinition) -> None:
@@ -362,7 +365,7 @@ class _Plan:
             struct, members, raw = event_struct(self.definition.messageid, kind, self.declared, self.payload, number)
         except NotNative:
             return False
-        self.native, self.raw_data, self.members = struct, raw, members
+        self.raw_data, self.members = raw, members
         self.source_of, self.time_of = attrgetter(members["source"]), attrgetter(members["time"])
         self.dataschema_of = attrgetter(members["dataschema"])
         self.content_type_of = attrgetter(members["datacontenttype"])
@@ -373,9 +376,16 @@ class _Plan:
         self.native_exact = (attrgetter(*(m for m, _ in fixed)), tuple(v for _, v in fixed)) if fixed else None
         self.native_literals = tuple((attrgetter(members[n]), literal) for n, (required, _, literal)
                                      in self.declared.items() if literal is not None and not required and n != "type")
+        # templates whose type check is implied (the implicit rules check `source`) or made by msgspec (str)
+        if any(is_type is not _implied and self.declared[name][1] != "string"  # type: ignore[index]
+               for name, _, is_type, _, _ in self.templates):
+            return False
+        self.native_templates = tuple((attrgetter(members[name]), required, fullmatch, names)
+                                      for name, required, _, fullmatch, names in self.templates)
         # the checks msgspec cannot make: types that are strings with a shape (URIs, timestamps, ...)
         self.native_typed = tuple((attrgetter(members[name]), is_type) for name, _, is_type, _ in self.typed
                                   if self.declared[name][1] not in ("string", "integer", "boolean"))  # type: ignore[index]
+        self.native = struct
         return True
 
     def holds_natively(self, event: Any, payload: dict[int, bool], unique: bool) -> bool | None:
@@ -399,9 +409,20 @@ class _Plan:
             actual = get(event)
             if actual is not _UNSET and not is_type(actual, False):
                 return False
-        members = self.members
-        if self.templates and not self._templates_fit(lambda name: getattr(event, members[name]), {}, False):
-            return False
+        if self.native_templates:
+            bindings: dict[str, str] = {}
+            for get, required, fullmatch, names in self.native_templates:
+                actual = get(event)
+                if actual is _UNSET:
+                    if required:
+                        return False
+                    continue
+                found = fullmatch(actual)
+                if found is None:
+                    return False
+                for placeholder, bound in zip(names, found.groups()):
+                    if bindings.setdefault(placeholder, bound) != bound:
+                        return False
         if not self._content_type_agrees(self.content_type_of(event)):
             return False
         validator = self.payload
@@ -417,8 +438,11 @@ class _Plan:
                 return True
             valid = payload[id(validator)] = validator.is_valid(value)
             return valid
-        if validator is not None and event.data is not _UNSET:
-            payload[id(validator)] = True
+        data = event.data
+        if validator is not None and data is not _UNSET:
+            check = validator.native.check
+            valid = payload[id(validator)] = check is None or check(data)  # the patterns: exact
+            return valid
         return True
 
 
@@ -466,7 +490,16 @@ class Acceptor:
                 content_type = protocol_content_type(envelope)
         else:
             layout, content_type = None, protocol_content_type(envelope)
-        if choose_mode(envelope, allowed_mode, content_type) == BINARY:
+        key = (envelope.protocol, content_type, allowed_mode)
+        mode = _MODES.get(key)
+        if mode is None:
+            # the binding's own rules, remembered: they depend on the protocol and the content type alone
+            mode = BATCH if is_batch(envelope, content_type) and allowed_mode != BINARY else \
+                choose_mode(envelope, allowed_mode, content_type)
+            if len(_MODES) >= _MEMO_LIMIT:
+                _MODES.clear()
+            _MODES[key] = mode
+        if mode == BINARY:
             attributes = kafka_attributes(by_name, layout, content_type) if layout is not None else None
             if attributes is None:
                 reading = read_binary(envelope, content_type)
@@ -478,7 +511,7 @@ class Acceptor:
             content = attributes.get("datacontenttype")
             payload = _Payload(envelope.body, MISSING, content if content.__class__ is str else None, unique)
             return self._decide(envelope, content_type, unique, attributes, reading, payload)
-        if is_batch(envelope, content_type):
+        if mode == BATCH:
             return UNSURE
         body = envelope.body
         if self.layers and not (unique and b"\\u" in body):

@@ -83,7 +83,7 @@ def event_struct(name: str, kind: str, attributes: dict[str, tuple[bool, str, An
         data: Any = msgspec.Raw
     elif payload.__class__ is JsonSchemaValidator:
         raw = payload.native is None
-        data = msgspec.Raw if raw else payload.native
+        data = msgspec.Raw if raw else payload.native.type
     else:
         raise NotNative("a structured event's data judged by another format")
     fields.append(("data", data | msgspec.UnsetType, msgspec.UNSET))

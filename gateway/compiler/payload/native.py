@@ -17,8 +17,9 @@ keyword of it is in the small set below, and each keyword maps to a check that i
   keywords (jsonschema-rs itself decides which, once, at compile time).
 - `pattern`: only a safe subset (literals, classes of ASCII ranges, groups, alternation, counted repeats,
   `^` first and `$` last, the latter as `\\Z`: Python's `$` also matches before a final newline).
-  `\\d \\w \\s \\b`, lookaround, flags, POSIX and nested classes differ between Python's `re` (msgspec) and
-  the Rust `regex` crate (jsonschema-rs): such a pattern does not map.
+  `\\d \\w \\s \\b`, lookaround, flags, POSIX and nested classes differ between Python's `re` and the
+  Rust `regex` crate (jsonschema-rs): such a pattern does not map. Patterns are searched after the decode
+  (`NativeSchema.check`), not by msgspec's `Meta(pattern=...)`, which measured several times slower.
 - annotations (`title`, `description`, `format`, which xgate never asserts, ...) are ignored.
 
 Anything else (`$ref`, `oneOf`, `const`, `exclusiveMinimum`, a list of types, ...) does not map.
@@ -27,7 +28,9 @@ Anything else (`$ref`, `oneOf`, `const`, `exclusiveMinimum`, a list of types, ..
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, cast
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Annotated, Any, Literal, NamedTuple, cast
 
 import jsonschema_rs
 import msgspec
@@ -50,10 +53,22 @@ class _Unmapped(Exception):
     """The schema (or a part of it) has no sound msgspec form."""
 
 
-def native_type(schema: Any, validator_class: type[jsonschema_rs.Validator]) -> Any:
-    """The msgspec type that decodes exactly a subset of what `schema` accepts, or None when it does not map."""
+Check = Callable[[Any], Any]  # truthy when the value passes
+_MAX_DEPTH = 64  # far below the nesting limit (gateway/limits.py): a decoded value is never too deep
+
+
+class NativeSchema(NamedTuple):
+    """`type` decodes a subset of what the schema accepts; a decoded value is accepted when `check` (the
+    patterns, searched after the decode) passes too, or when `check` is None."""
+
+    type: Any
+    check: Check | None
+
+
+def native_type(schema: Any, validator_class: type[jsonschema_rs.Validator]) -> NativeSchema | None:
+    """The schema's native form, or None when it does not map."""
     try:
-        return _Mapper(validator_class).map(schema, "Payload")
+        return NativeSchema(*_Mapper(validator_class).map(schema, "Payload", 0))
     except (_Unmapped, re.error, TypeError, ValueError, RecursionError):
         return None
 
@@ -63,9 +78,10 @@ class _Mapper:
         self.validator_class = validator_class
         self.structs = 0
 
-    def map(self, node: Any, name: str) -> Any:
-        if not isinstance(node, dict):
-            raise _Unmapped("not a schema object")
+    def map(self, node: Any, name: str, depth: int) -> tuple[Any, Check | None]:
+        """(msgspec type, the check of the patterns inside or None)."""
+        if not isinstance(node, dict) or depth > _MAX_DEPTH:
+            raise _Unmapped("not a schema object, or too deep")
         kind = node.get("type")
         if kind is None and isinstance(node.get("enum"), list):
             kind = "string"  # an enum alone: maps when every member is a string (checked below)
@@ -73,24 +89,28 @@ class _Mapper:
         if allowed is None or any(k not in allowed and k not in _ANNOTATIONS for k in node):
             raise _Unmapped(f"keywords {sorted(node)}")
         if "enum" in node:
-            return self._enum(node)
+            return self._enum(node), None
         if kind == "string":
-            return _annotated(str, min_length=_count(node, "minLength"), max_length=_count(node, "maxLength"),
-                              pattern=_python_pattern(node["pattern"]) if "pattern" in node else None)
+            # the check answers a match or None (truthy or not): the search itself, no wrapper to call
+            search = re.compile(_python_pattern(node["pattern"])).search if "pattern" in node else None
+            return _annotated(str, min_length=_count(node, "minLength"), max_length=_count(node, "maxLength")), \
+                search
         if kind == "integer":
             low, high = _integer_bound(node, "minimum", INT64_MIN), _integer_bound(node, "maximum", INT64_MAX)
-            return Annotated[int, msgspec.Meta(ge=max(low, INT64_MIN), le=min(high, INT64_MAX))]
+            return Annotated[int, msgspec.Meta(ge=max(low, INT64_MIN), le=min(high, INT64_MAX))], None
         if kind == "number":
-            return _annotated(float, ge=_number_bound(node, "minimum"), le=_number_bound(node, "maximum"))
+            return _annotated(float, ge=_number_bound(node, "minimum"), le=_number_bound(node, "maximum")), None
         if kind == "boolean":
-            return bool
+            return bool, None
         if kind == "array":
             items = node.get("items")
             if not isinstance(items, dict):
                 raise _Unmapped("items absent or a list")
-            return _annotated(list[self.map(items, name + "Item")],  # type: ignore[misc]
-                              min_length=_count(node, "minItems"), max_length=_count(node, "maxItems"))
-        return self._object(node, name)
+            item, check = self.map(items, name + "Item", depth + 1)
+            return _annotated(list[item],  # type: ignore[valid-type]
+                              min_length=_count(node, "minItems"), max_length=_count(node, "maxItems")), \
+                (lambda values: all(map(check, values))) if check is not None else None
+        return self._object(node, name, depth)
 
     def _enum(self, node: dict[str, Any]) -> Any:
         members = node["enum"]
@@ -102,7 +122,7 @@ class _Mapper:
             raise _Unmapped("no member passes")
         return Literal[passing]  # type: ignore[valid-type]
 
-    def _object(self, node: dict[str, Any], name: str) -> Any:
+    def _object(self, node: dict[str, Any], name: str, depth: int) -> tuple[Any, Check | None]:
         properties = node.get("properties", {})
         required = node.get("required", [])
         extra = node.get("additionalProperties", False)
@@ -113,18 +133,35 @@ class _Mapper:
             raise _Unmapped("a required member without a schema")
         fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         rename: dict[str, str] = {}
+        checks: list[tuple[Callable[[Any], Any], Check]] = []
         # required members first: msgspec wants fields without defaults before those with one
         ordered = [p for p in properties if p in required] + [p for p in properties if p not in required]
         for number, member in enumerate(ordered):
             attribute = f"m{number}"  # any member name, even one that is no Python identifier
             rename[attribute] = member
-            kind = self.map(properties[member], f"{name}_{number}")
+            kind, check = self.map(properties[member], f"{name}_{number}", depth + 1)
+            if check is not None:
+                checks.append((attrgetter(attribute), check))
             if member in required:
                 fields.append((attribute, kind))
             else:
                 fields.append((attribute, kind | msgspec.UnsetType, msgspec.UNSET))
         self.structs += 1
-        return msgspec.defstruct(f"{name}{self.structs}", fields, rename=rename, forbid_unknown_fields=True)
+        struct = msgspec.defstruct(f"{name}{self.structs}", fields, rename=rename, forbid_unknown_fields=True)
+        return struct, _members_check(tuple(checks)) if checks else None
+
+
+def _members_check(checks: tuple[tuple[Callable[[Any], Any], Check], ...]) -> Check:
+    unset = msgspec.UNSET
+
+    def check(value: Any) -> bool:
+        for get, holds in checks:
+            member = get(value)
+            if member is not unset and not holds(member):
+                return False
+        return True
+
+    return check
 
 
 def _annotated(base: Any, **bounds: Any) -> Any:
