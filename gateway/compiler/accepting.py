@@ -55,6 +55,7 @@ from gateway.compiler.templates import compile_template, has_placeholders
 from gateway.compiler.types import ANY_TIMESTAMPS, STRING_LIKE, checker
 from gateway.compiler.view import MessageView
 from gateway.envelope import Envelope
+from gateway.limits import MAX_NESTING, json_too_deep
 from gateway.verdict import Outcome, Verdict
 
 UNSURE: Any = object()  # the full judge decides
@@ -430,9 +431,12 @@ class _Plan:
             data = event.data
             if data is _UNSET:
                 return True
+            raw = bytes(data)
             try:
-                value = jsontext.loads(bytes(data), unique)
+                value = jsontext.loads(raw, unique)
             except ValueError:
+                return None
+            if json_too_deep(raw, value, MAX_NESTING - 1):  # one level below the event's: the limit is the body's
                 return None
             if validator is None:
                 return True
@@ -522,10 +526,15 @@ class Acceptor:
         """A structured event decoded by the tagged unions, layer after layer while candidates certainly fail."""
         body = envelope.body
         payload: dict[int, bool] = {}
-        for layer in self.layers:
+        for number, layer in enumerate(self.layers):
             try:
                 event = layer.decode(body)
-            except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+            except msgspec.ValidationError as exc:
+                # refused inside `data`: most likely the payload fails this candidate's schema, which the
+                # explaining pass then reads in one detailed pass (a hint: it decides exactly either way)
+                return self._undecided(envelope, content_type, unique, payload,
+                                       number if "`$.data" in str(exc) else -1)
+            except (msgspec.DecodeError, ValueError, RecursionError):
                 return self._undecided(envelope, content_type, unique, payload)
             plan = self.plans[event.__class__]
             kind = plan.definition.discriminator.value  # type: ignore[union-attr]
@@ -545,11 +554,12 @@ class Acceptor:
                 return self._undecided(envelope, content_type, unique, payload)
         return self._undecided(envelope, content_type, unique, payload)
 
-    def _undecided(self, envelope: Envelope, content_type: Any, unique: bool, payload: dict[int, bool]) -> Any:
-        return self._structured_failed(envelope, content_type, unique, payload, None, False)
+    def _undecided(self, envelope: Envelope, content_type: Any, unique: bool, payload: dict[int, bool],
+                   failing: int = -1) -> Any:
+        return self._structured_failed(envelope, content_type, unique, payload, None, False, failing)
 
     def _structured_failed(self, envelope: Envelope, content_type: Any, unique: bool, payload: dict[int, bool],
-                           kind: Any, certain: bool) -> Any:
+                           kind: Any, certain: bool, failing: int = -1) -> Any:
         try:
             parsed = jsontext.loads(envelope.body, unique)
         except ValueError:
@@ -565,9 +575,14 @@ class Acceptor:
                 return self._structured(envelope, content_type, unique, parsed)
             if self.floating and self._floating_apply(kind):
                 return UNSURE
+        candidates = self.fixed.get(kind, ()) if kind.__class__ is str else ()
+        if 0 <= failing < len(candidates):
+            validator = self.by_type[kind][failing].payload
+            if validator is not None:
+                payload.setdefault(id(validator), False)
         view = MessageView(envelope, reading, content_type, unique_keys=unique)
         _hand_over(view, payload)
-        return Failed(view, self.fixed.get(kind, ()) if kind.__class__ is str else (), certain)
+        return Failed(view, candidates, certain)
 
     def _structured(self, envelope: Envelope, content_type: Any, unique: bool, parsed: Any = MISSING) -> Any:
         """A structured event read as a dict (no Struct, or `\\u` escapes the duplicate guard cannot see past)."""
