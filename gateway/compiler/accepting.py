@@ -48,6 +48,7 @@ from gateway.compiler.constraints import (
     resolve_type,
 )
 from gateway.compiler.definition import CompiledDefinition
+from gateway.compiler.duplicate_guard import no_duplicates, quote_counter
 from gateway.compiler.kafka_headers import kafka_attributes, read_kafka
 from gateway.compiler.native_event import NotNative, event_struct
 from gateway.compiler.payload.jsonschema import JsonSchemaValidator
@@ -60,7 +61,6 @@ from gateway.verdict import Outcome, Verdict
 
 UNSURE: Any = object()  # the full judge decides
 _UNSET = msgspec.UNSET
-_encode = msgspec.json.encode
 
 
 class Failed:
@@ -176,14 +176,14 @@ class _Payload:
             return True
         if validator.__class__ is not JsonSchemaValidator:  # other formats, Confluent's wire format
             return validator.check_bytes(body, self.content_type) is None
-        decoder = _decoder(validator)
+        decoder, quotes_of = _decoder(validator)
         if decoder is not None and self.value is MISSING:
             try:
                 decoded = decoder.decode(body)
             except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
                 pass  # proves nothing: parsed and judged below
             else:
-                if not self.unique or b"\\u" not in body and body.count(b":") == _encode(decoded).count(b":"):
+                if not self.unique or no_duplicates(body, decoded, quotes_of):
                     check = validator.native.check  # type: ignore[union-attr]
                     return check is None or check(decoded)  # the patterns: exact, so a failure is certain
         if self.value is MISSING:
@@ -197,23 +197,25 @@ class _Payload:
         return validator.is_valid(self.value)
 
 
-_DECODERS: dict[int, tuple[Any, msgspec.json.Decoder[Any] | None]] = {}
+_DECODERS: dict[int, tuple[Any, msgspec.json.Decoder[Any] | None, Any]] = {}
 
 
-def _decoder(validator: JsonSchemaValidator) -> msgspec.json.Decoder[Any] | None:
-    """The native decoder of a schema's payload (one per validator, kept beside it by identity)."""
+def _decoder(validator: JsonSchemaValidator) -> tuple[msgspec.json.Decoder[Any] | None, Any]:
+    """The native decoder of a schema's payload and its quote counter (duplicate_guard.py), one per validator,
+    kept beside it by identity."""
     known = _DECODERS.get(id(validator))
     if known is None or known[0] is not validator:
-        known = _DECODERS[id(validator)] = (validator, msgspec.json.Decoder(validator.native.type)
-                                            if validator.native is not None else None)
-    return known[1]
+        native = validator.native
+        known = _DECODERS[id(validator)] = (validator, msgspec.json.Decoder(native.type), quote_counter(native.type)) \
+            if native is not None else (validator, None, None)
+    return known[1], known[2]
 
 
 class _Plan:
     """One definition's checks as flat tuples; `closures` are the full judge's own, run on a MessageView."""
 
     __slots__ = ("agrees", "binary", "closures", "content_types", "declared", "definition", "exact", "literals",
-                 "native", "native_exact", "native_literals", "native_templates", "native_typed", "payload", "present", "raw_data", "strings", "templates", "typed",
+                 "native", "quotes_of", "native_exact", "native_literals", "native_templates", "native_typed", "payload", "present", "raw_data", "strings", "templates", "typed",
                  "usable", "verdict", "members", "source_of", "time_of", "dataschema_of", "content_type_of")
 
     def __init__(self, definition: CompiledDefinition) -> None:
@@ -366,7 +368,7 @@ class _Plan:
             struct, members, raw = event_struct(self.definition.messageid, kind, self.declared, self.payload, number)
         except NotNative:
             return False
-        self.raw_data, self.members = raw, members
+        self.raw_data, self.members, self.quotes_of = raw, members, quote_counter(struct)
         self.source_of, self.time_of = attrgetter(members["source"]), attrgetter(members["time"])
         self.dataschema_of = attrgetter(members["dataschema"])
         self.content_type_of = attrgetter(members["datacontenttype"])
@@ -542,8 +544,8 @@ class Acceptor:
                 return UNSURE
             holds = plan.holds_natively(event, payload, unique)
             if holds:
-                if unique and body.count(b":") != _encode(event).count(b":"):
-                    return self._undecided(envelope, content_type, unique, payload)  # a member named twice
+                if unique and not no_duplicates(body, event, plan.quotes_of):
+                    return self._undecided(envelope, content_type, unique, payload)  # a member named twice?
                 return plan.verdict
             if holds is None:
                 return self._undecided(envelope, content_type, unique, payload)
