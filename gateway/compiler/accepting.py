@@ -184,7 +184,7 @@ class _Payload:
                 pass  # proves nothing: parsed and judged below
             else:
                 if not self.unique or no_duplicates(body, decoded, quotes_of):
-                    check = validator.native.check  # type: ignore[union-attr]
+                    check = validator.native.check
                     return check is None or check(decoded)  # the patterns: exact, so a failure is certain
         if self.value is MISSING:
             try:
@@ -214,9 +214,35 @@ def _decoder(validator: JsonSchemaValidator) -> tuple[msgspec.json.Decoder[Any] 
 class _Plan:
     """One definition's checks as flat tuples; `closures` are the full judge's own, run on a MessageView."""
 
-    __slots__ = ("agrees", "binary", "closures", "content_types", "declared", "definition", "exact", "literals",
-                 "native", "quotes_of", "native_exact", "native_literals", "native_templates", "native_typed", "payload", "present", "raw_data", "strings", "templates", "typed",
-                 "usable", "verdict", "members", "source_of", "time_of", "dataschema_of", "content_type_of")
+    __slots__ = (
+        "agrees",
+        "binary",
+        "closures",
+        "content_type_of",
+        "content_types",
+        "dataschema_of",
+        "declared",
+        "definition",
+        "exact",
+        "literals",
+        "members",
+        "native",
+        "native_exact",
+        "native_literals",
+        "native_templates",
+        "native_typed",
+        "payload",
+        "present",
+        "quotes_of",
+        "raw_data",
+        "source_of",
+        "strings",
+        "templates",
+        "time_of",
+        "typed",
+        "usable",
+        "verdict",
+    )
 
     def __init__(self, definition: CompiledDefinition) -> None:
         self.definition = definition
@@ -380,14 +406,16 @@ class _Plan:
         self.native_literals = tuple((attrgetter(members[n]), literal) for n, (required, _, literal)
                                      in self.declared.items() if literal is not None and not required and n != "type")
         # templates whose type check is implied (the implicit rules check `source`) or made by msgspec (str)
-        if any(is_type is not _implied and self.declared[name][1] != "string"  # type: ignore[index]
+        declared = self.declared
+        assert declared is not None  # checked above
+        if any(is_type is not _implied and declared[name][1] != "string"
                for name, _, is_type, _, _ in self.templates):
             return False
         self.native_templates = tuple((attrgetter(members[name]), required, fullmatch, names)
                                       for name, required, _, fullmatch, names in self.templates)
         # the checks msgspec cannot make: types that are strings with a shape (URIs, timestamps, ...)
         self.native_typed = tuple((attrgetter(members[name]), is_type) for name, _, is_type, _ in self.typed
-                                  if self.declared[name][1] not in ("string", "integer", "boolean"))  # type: ignore[index]
+                                  if declared[name][1] not in ("string", "integer", "boolean"))
         self.native = struct
         return True
 
@@ -442,7 +470,8 @@ class _Plan:
                 return None
             if validator is None:
                 return True
-            valid = payload[id(validator)] = validator.is_valid(value)
+            valid: bool = validator.is_valid(value)
+            payload[id(validator)] = valid
             return valid
         data = event.data
         if validator is not None and data is not _UNSET:
@@ -626,7 +655,7 @@ class Acceptor:
         plans = self.by_type.get(kind) if kind.__class__ is str else None
         if not plans:
             return _failed(view(), (), payload)  # no candidate: `no-match`, worded by the explaining pass
-        candidates = self.fixed[kind]
+        candidates = self.fixed[kind]  # type: ignore[index]  # a str: `plans` was found by it
         if not implicit_rules_hold(attributes, text, _NO_NAMES if text else _STRUCTURED_MEMBERS):
             return _failed(view(), candidates, payload)
         for plan in plans:

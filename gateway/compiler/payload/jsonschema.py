@@ -39,7 +39,6 @@ from .base import (
     one_line,
     schema_violation,
 )
-from .native import native_type
 from .formats import (
     DRAFT_04,
     DRAFT_06,
@@ -49,6 +48,7 @@ from .formats import (
     JSONSCHEMA,
     UNKNOWN,
 )
+from .native import native_type
 
 _BY_VERSION: dict[str, type[jsonschema_rs.Validator]] = {
     DRAFT_04: jsonschema_rs.Draft4Validator,

@@ -27,6 +27,7 @@ Anything else (`$ref`, `oneOf`, `const`, `exclusiveMinimum`, a list of types, ..
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from operator import attrgetter
@@ -120,7 +121,7 @@ class _Mapper:
         passing = tuple(dict.fromkeys(m for m in members if check.is_valid(m)))
         if not passing:
             raise _Unmapped("no member passes")
-        return Literal[passing]  # type: ignore[valid-type]
+        return Literal[passing]
 
     def _object(self, node: dict[str, Any], name: str, depth: int) -> tuple[Any, Check | None]:
         properties = node.get("properties", {})
@@ -192,7 +193,7 @@ def _number_bound(node: dict[str, Any], key: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            isinstance(value, int) and abs(value) > _EXACT_FLOAT or value != value:
+            isinstance(value, int) and abs(value) > _EXACT_FLOAT or math.isnan(value):
         raise _Unmapped(f"{key} {value!r}")
     return cast(float, value)
 
