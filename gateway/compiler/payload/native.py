@@ -6,8 +6,8 @@ accepts too; a decode that fails proves nothing (the full judge decides). So a s
 keyword of it is in the small set below, and each keyword maps to a check that is never more lenient:
 
 - `type` (one name): string -> str, integer -> int within int64 (msgspec refuses 5.0, which the schema
-  allows: incomplete, never unsound), number -> float (msgspec reads an integer as a float; bounds are kept
-  only where a double holds them exactly, so the rounding of a large integer cannot cross one), boolean ->
+  allows: incomplete, never unsound), number -> float (msgspec reads an integer as a float; bounds map only
+  below 2**53 in magnitude, where the rounding of a large integer cannot cross one), boolean ->
   bool, object -> a Struct that refuses unknown members whatever `additionalProperties` says (then nesting
   is bounded by the schema's own depth and every member is checked), array -> list of its `items`.
 - `properties`/`required`: required members have no default; the others default to UNSET (absent), so a
@@ -70,7 +70,7 @@ def native_type(schema: Any, validator_class: type[jsonschema_rs.Validator]) -> 
     """The schema's native form, or None when it does not map."""
     try:
         return NativeSchema(*_Mapper(validator_class).map(schema, "Payload", 0))
-    except (_Unmapped, re.error, TypeError, ValueError, RecursionError):
+    except (_Unmapped, re.error, TypeError, ValueError, OverflowError, RecursionError):
         return None
 
 
@@ -192,8 +192,10 @@ def _number_bound(node: dict[str, Any], key: str) -> float | None:
     value = node.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            isinstance(value, int) and abs(value) > _EXACT_FLOAT or math.isnan(value):
+    # below 2**53 in magnitude, integer or not: an integer value msgspec rounds to a double stays on the
+    # same side of the bound as its exact value, however jsonschema-rs compares them
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) >= _EXACT_FLOAT or \
+            math.isnan(value):
         raise _Unmapped(f"{key} {value!r}")
     return cast(float, value)
 
