@@ -15,19 +15,22 @@ from gateway.compiler.view import MessageView
 from gateway.verdict import Outcome, Rule, Verdict, Violation
 
 
-def explain_failure(candidates: tuple[CompiledDefinition, ...], view: MessageView) -> Verdict:
-    """The nonconformant verdict naming the closest candidate, or no candidate (`no-match`)."""
+def explain_failure(candidates: tuple[CompiledDefinition, ...], view: MessageView, certain: bool = True) -> Verdict:
+    """The verdict of a message the accepting pass did not accept: the nonconformant verdict naming the closest
+    candidate, or no candidate (`no-match`). `certain`: every candidate is known to fail. Otherwise a candidate
+    may pass: the first in rank order without violations is the conformant verdict, exactly as the full
+    judge's first passing candidate (every check of it runs; of the others, only until one violation)."""
     if not candidates:
         return _unknown(view)
     best, fewest = candidates[0], candidates[0].violations(view)
     for definition in candidates[1:]:
-        if len(fewest) <= 1:  # a failed candidate has at least one violation: none after it can be closer
-            break
+        if not fewest or certain and len(fewest) <= 1:
+            break  # one passes; or each failed candidate has a violation: none after it can be closer
         # past len(fewest) - 1 violations this candidate cannot be closer: stop counting there
         violations = definition.violations(view, len(fewest))
         if len(violations) < len(fewest):
             best, fewest = definition, violations
-    if not fewest:  # the candidate passes after all (the accepting pass said FAIL wrongly): never hide it
+    if not fewest:  # the first candidate in rank order without violations passes: never hide it
         return Verdict(Outcome.CONFORMANT, best.groupid, best.messageid)
     return Verdict(Outcome.NONCONFORMANT, best.groupid, best.messageid, fewest)
 

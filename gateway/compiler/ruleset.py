@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.cloudevents import is_batch, protocol_content_type, read_cloudevents
-from gateway.compiler.accepting import Failed, accept, plans_for
+from gateway.compiler.accepting import Acceptor, Failed
 from gateway.compiler.definition import CompileCache, CompiledDefinition, compile_definition
 from gateway.compiler.explaining import explain_failure
 from gateway.compiler.view import MessageView
@@ -37,8 +37,11 @@ class _Index:
     floating: tuple[CompiledDefinition, ...]
     paths: tuple[tuple[str, Any], ...]  # (discriminator path, reader) pairs used by `fixed`
     needs_cloudevents: bool
-    # the accepting pass's flat checks of each definition, by id (gateway/compiler/accepting.py)
-    plans: dict[int, Any] = field(default_factory=dict)
+    # the accepting pass over this index (gateway/compiler/accepting.py), made once the index is
+    acceptor: Any = None
+
+    def __post_init__(self) -> None:
+        self.acceptor = Acceptor(self)
 
     def candidates(self, view: MessageView) -> tuple[CompiledDefinition, ...]:
         found: tuple[CompiledDefinition, ...] = ()
@@ -71,7 +74,7 @@ def _build_index(definitions: list[CompiledDefinition]) -> _Index:
         else:
             floating.append(definition)
     return _Index({k: tuple(v) for k, v in fixed.items()}, tuple(floating), tuple(readers.items()),
-                  any(d.cloudevents for d in definitions), plans_for(tuple(definitions)))
+                  any(d.cloudevents for d in definitions))
 
 
 @dataclass(slots=True)
@@ -81,6 +84,7 @@ class EndpointRules:
     envelope_mode: str | None
     definitions: tuple[CompiledDefinition, ...]
     _by_family: dict[str | None, _Index] = field(default_factory=dict)
+    _by_protocol: dict[str, _Index] = field(default_factory=dict)  # the same indexes, by protocol name
 
     def index_for(self, protocol: str) -> _Index:
         family = protocol_family(protocol)
@@ -89,17 +93,19 @@ class EndpointRules:
             # a definition bound to another protocol does not apply to this message
             index = _build_index([d for d in self.definitions if d.family is None or d.family == family])
             self._by_family[family] = index
+        if protocol.__class__ is str:
+            self._by_protocol[protocol] = index
         return index
 
     def classify(self, envelope: Envelope, limits: Limits = DEFAULT_LIMITS) -> Verdict:
         """Accept fast (gateway/compiler/accepting.py), explain once (explaining.py); the full judge decides
         what the accepting pass cannot."""
-        index = self.index_for(envelope.protocol)
-        found = accept(index, index.plans, envelope, self.envelope_mode, limits.reject_duplicate_keys)
+        index = self._by_protocol.get(envelope.protocol) or self.index_for(envelope.protocol)
+        found = index.acceptor.accept(envelope, self.envelope_mode, limits.reject_duplicate_keys)
         if found.__class__ is Verdict:
             return found
         if found.__class__ is Failed:
-            return explain_failure(index.candidates(found.view), found.view)
+            return explain_failure(found.candidates, found.view, found.certain)
         return self.judge(envelope, limits)
 
     def judge(self, envelope: Envelope, limits: Limits = DEFAULT_LIMITS) -> Verdict:

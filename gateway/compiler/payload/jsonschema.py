@@ -48,6 +48,7 @@ from .formats import (
     JSONSCHEMA,
     UNKNOWN,
 )
+from .native import native_type
 
 _BY_VERSION: dict[str, type[jsonschema_rs.Validator]] = {
     DRAFT_04: jsonschema_rs.Draft4Validator,
@@ -116,7 +117,7 @@ def compile_jsonschema(schema: object, version: str) -> JsonSchemaValidator:
         ) from exc
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise SchemaCompileError(f"invalid JSON Schema: {one_line(exc)}") from exc
-    return JsonSchemaValidator(validator)
+    return JsonSchemaValidator(validator, native_type(schema, cls))
 
 
 def _needs_backtracking(error: jsonschema_rs.ValidationError) -> bool:
@@ -135,10 +136,13 @@ class JsonSchemaValidator:
     """One compiled JSON Schema; `is_valid` first, the detailed pass only on failure."""
 
     kind: str = JSONSCHEMA
-    __slots__ = ("_is_valid", "_validator", "is_valid")
+    __slots__ = ("_is_valid", "_validator", "is_valid", "native")
 
-    def __init__(self, validator: jsonschema_rs.Validator) -> None:
+    def __init__(self, validator: jsonschema_rs.Validator, native: Any = None) -> None:
         self._validator = validator
+        # the schema as a msgspec type when it maps soundly (payload/native.py): the accepting pass decodes
+        # and validates with it in one pass
+        self.native = native
         # the accepting pass calls it on values orjson produced (always JSON data: it cannot raise)
         self.is_valid = self._is_valid = validator.is_valid
 
