@@ -11,7 +11,6 @@ from gateway.envelope import Envelope
 from gateway.limits import MAX_NESTING, nesting_exceeds
 from gateway.loader.names import normalize_protocol
 
-
 # per protocol, once: the fields read when the record has them (by every spelling), and those always read
 _OPTIONAL = {protocol: {name: spec for spec in binding.fields if not spec.always for name in (spec.name, spec.alias)
                         if name}

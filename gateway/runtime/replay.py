@@ -22,7 +22,6 @@ from gateway.runtime.remap import outgoing
 from protocol_adapters.base import EndpointConfig
 
 
-
 @dataclass
 class ReplayResult:
     sent: int = 0

@@ -32,7 +32,8 @@ from gateway.errors import AdapterError, too_large
 from protocol_adapters.amqp.bridge import ProtonBridge, configure_terminus, link_properties
 from protocol_adapters.amqp.errors import disconnected, rejected, released
 from protocol_adapters.amqp.mapping import encode_message
-from protocol_adapters.amqp.options import AmqpOptions
+from protocol_adapters.amqp.options import AmqpOptions, build_options
+from protocol_adapters.base import EndpointConfig
 
 CONNECTING, READY, DOWN, FAILED = "connecting", "ready", "down", "failed"
 
@@ -239,3 +240,7 @@ class AmqpSink:
         except asyncio.CancelledError:
             item.abandoned = True
             raise
+
+
+def create_sink(config: EndpointConfig) -> AmqpSink:
+    return AmqpSink(build_options(config))

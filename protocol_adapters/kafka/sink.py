@@ -21,10 +21,11 @@ from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafk
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError, MessageRefused
+from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
 from protocol_adapters.kafka.mapping import outgoing_record
-from protocol_adapters.kafka.options import KafkaSinkOptions
+from protocol_adapters.kafka.options import KafkaSinkOptions, sink_options
 
 # seconds during which a failed connection attempt answers every send without trying again
 _RETRY_AFTER = 0.5
@@ -170,3 +171,7 @@ async def _stop(producer: Any, timeout: float) -> None:
     with contextlib.suppress(KafkaError, OSError, TimeoutError):
         async with asyncio.timeout(timeout):
             await producer.stop()
+
+
+def create_sink(config: EndpointConfig) -> KafkaSink:
+    return KafkaSink(sink_options(config))

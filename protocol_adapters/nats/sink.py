@@ -37,10 +37,10 @@ from nats.js import JetStreamContext
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError, too_large
 from protocol_adapters.base import EndpointConfig
+from protocol_adapters.nats.connection import confirm_written, connect, ensure_stream
 from protocol_adapters.nats.errors import adapter_error
 from protocol_adapters.nats.mapping import HeaderPairs, outgoing_headers, outgoing_reply
 from protocol_adapters.nats.options import NatsOptions, sink_options
-from protocol_adapters.nats.source import confirm_written, connect, ensure_stream
 
 # seconds during which a failed reopen answers every send without trying again
 _RETRY_AFTER = 0.5
