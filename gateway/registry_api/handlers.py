@@ -28,7 +28,7 @@ from urllib.parse import unquote, urljoin
 
 from aiohttp import web
 
-from gateway.registry_api.model import MODEL
+from gateway.registry_api.registry_model import MODEL
 from gateway.registry_api.query import (
     NO_INLINE,
     ROOT,
@@ -40,7 +40,7 @@ from gateway.registry_api.query import (
 )
 from gateway.registry_api.render import CAPABILITIES, DETAILS, Chain, Renderer
 from gateway.registry_api.tree import GROUPS, Node
-from gateway.registry_api.view import ApiState, RegistryView
+from gateway.registry_api.served import ApiState, RegistryView
 
 PREFIX = "/registry"
 ALLOW = "GET, HEAD, OPTIONS"
