@@ -28,7 +28,6 @@ from urllib.parse import unquote, urljoin
 
 from aiohttp import web
 
-from gateway.registry_api.registry_model import MODEL
 from gateway.registry_api.query import (
     NO_INLINE,
     ROOT,
@@ -38,9 +37,10 @@ from gateway.registry_api.query import (
     parse_filters,
     parse_inline,
 )
+from gateway.registry_api.registry_model import MODEL
 from gateway.registry_api.render import CAPABILITIES, DETAILS, Chain, Renderer
-from gateway.registry_api.tree import GROUPS, Node
 from gateway.registry_api.served import ApiState, RegistryView
+from gateway.registry_api.tree import GROUPS, Node
 
 PREFIX = "/registry"
 ALLOW = "GET, HEAD, OPTIONS"
