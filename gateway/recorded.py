@@ -8,6 +8,7 @@ from typing import Any
 
 from gateway.bindings import BINDINGS, Form, RecordedField, Written
 from gateway.envelope import Envelope
+from gateway.errors import GatewayError
 from gateway.limits import MAX_NESTING, nesting_exceeds
 from gateway.loader.names import normalize_protocol
 
@@ -18,7 +19,7 @@ _OPTIONAL = {protocol: {name: spec for spec in binding.fields if not spec.always
 _ALWAYS = {protocol: tuple(spec for spec in binding.fields if spec.always) for protocol, binding in BINDINGS.items()}
 
 
-class RecordError(ValueError):
+class RecordError(GatewayError, ValueError):
     """A recorded message that cannot be turned into an Envelope (names the field)."""
 
 

@@ -79,10 +79,10 @@ def option_problems(config: EndpointConfig, role: str) -> list[OptionProblem]:
         reader(config)
     except OptionError as exc:
         return [OptionProblem(exc.option, str(exc))]
-    except GatewayError as exc:
-        return [OptionProblem("", str(exc))]
     except (TypeError, ValueError, AttributeError) as exc:  # a reader's gap: still a line, never a traceback
         return [OptionProblem("", f"endpoint {config.endpoint_id!r}: its options cannot be read: {exc}")]
+    except GatewayError as exc:  # after ValueError: the value errors rooted at GatewayError are a reader's gap too
+        return [OptionProblem("", str(exc))]
     return []
 
 

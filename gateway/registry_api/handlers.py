@@ -28,6 +28,7 @@ from urllib.parse import unquote, urljoin
 
 from aiohttp import web
 
+from gateway.errors import GatewayError
 from gateway.registry_api.query import (
     NO_INLINE,
     ROOT,
@@ -52,7 +53,7 @@ HEADER_KEY = re.compile(r"[A-Za-z0-9._~-]+")  # attribute names and map keys tha
 
 # -- errors ---------------------------------------------------------------------------------------------------------
 
-class ApiError(Exception):
+class ApiError(GatewayError):
     """An xRegistry error (core spec "Error Processing"), served as problem details JSON."""
 
     def __init__(self, status: int, code: str, title: str, subject: str | None = None,

@@ -94,7 +94,7 @@ class KafkaSource:
         try:
             kwargs = options.connection.client_kwargs()
         except (OSError, ValueError) as exc:
-            raise AdapterError(f"Kafka source {options.endpoint_id!r}: bad TLS settings: {exc}", retriable=False) from exc
+            raise AdapterError(f"Kafka source {options.endpoint_id!r}: bad TLS settings: {exc}") from exc
         consumer = AIOKafkaConsumer(
             group_id=options.group_id,
             enable_auto_commit=False,

@@ -73,7 +73,7 @@ async def connect(options: NatsOptions, error_cb: ErrorCallback | None = None) -
         return client
     if refused.done():
         failure = AdapterError(f"NATS endpoint {options.endpoint_id!r}: TLS handshake with {where} failed: "
-                               f"{refused.result()}", retriable=False)
+                               f"{refused.result()}")
     with contextlib.suppress(Exception):
         async with asyncio.timeout(options.connect_timeout):
             await client.close()
