@@ -12,6 +12,7 @@ import binascii
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -59,22 +60,39 @@ def header_text(value: Any) -> Any:
     return value
 
 
+class _Place(Enum):
+    """Where a binding keeps the protocol's content type."""
+
+    FIELD = "field"  # a field of its own (MQTT 5 `content_type`)
+    HEADER = "header"  # a header of the headers field, names folded (Kafka, NATS, HTTP)
+    SECTION = "section"  # a key of a map section (AMQP `properties`)
+
+
+def _content_type_place(binding: Binding) -> tuple[_Place, str, str, bool]:
+    if not binding.content_type_name:
+        return _Place.FIELD, binding.content_type, "", False
+    if binding.content_type == binding.headers and not binding.headers_map:
+        return _Place.HEADER, binding.content_type, binding.content_type_name, binding.header_bytes
+    return _Place.SECTION, binding.content_type, binding.content_type_name, False
+
+
+# per protocol, once: where its content type is, so that a message costs one lookup and no branch on its binding
+_CONTENT_TYPE_PLACES = {protocol: _content_type_place(binding) for protocol, binding in BINDINGS.items()}
+
+
 def protocol_content_type(envelope: Envelope) -> str | None:
     """The content type the protocol itself carries (not a CloudEvents attribute)."""
-    binding = BINDINGS.get(envelope.protocol)
-    return None if binding is None else binding_content_type(binding, envelope.fields)
-
-
-def binding_content_type(binding: Binding, fields: dict[str, Any]) -> str | None:
-    """The content type where `binding` keeps it: a header, a key of a map section, or a field of its own."""
-    field = binding.content_type
-    name = binding.content_type_name
-    if not name:
-        value = fields.get(field)
-    elif field == binding.headers and not binding.headers_map:
+    place = _CONTENT_TYPE_PLACES.get(envelope.protocol)
+    if place is None:
+        return None
+    kind, field, name, as_bytes = place
+    fields = envelope.fields
+    if kind is _Place.HEADER:
         value = header_value(fields.get(field), name, casefold=True)
-        if binding.header_bytes:
+        if as_bytes:
             value = header_text(value)
+    elif kind is _Place.FIELD:
+        value = fields.get(field)
     else:
         value = (fields.get(field) or {}).get(name)
     return value if isinstance(value, str) else None
@@ -127,10 +145,14 @@ def _decode_problem(message: str, actual: Any) -> Violation:
     return Violation("body", Rule.DECODE, "a JSON CloudEvent (structured mode)", actual, message)
 
 
+# protocols whose binding reads HTTP-style batches, and those with structured mode only (sets: one hash lookup)
+_BATCHING = frozenset(protocol for protocol, binding in BINDINGS.items() if binding.batches)
+_STRUCTURED_ONLY = frozenset(protocol for protocol, binding in BINDINGS.items() if binding.structured_only)
+
+
 def is_batch(envelope: Envelope, content_type: Any = MISSING) -> bool:
     """`content_type` may be passed when the caller already read it (the hot path reads it once)."""
-    binding = BINDINGS.get(envelope.protocol)
-    if binding is None or not binding.batches:
+    if envelope.protocol not in _BATCHING:
         return False
     if content_type is MISSING:
         content_type = protocol_content_type(envelope)
@@ -141,8 +163,7 @@ def choose_mode(envelope: Envelope, allowed: str | None, content_type: Any = MIS
     """The endpoint's `envelopeoptions.mode` narrows; otherwise the binding's marker decides."""
     if allowed in (STRUCTURED, BINARY):
         return allowed
-    binding = BINDINGS.get(envelope.protocol)
-    if binding is not None and binding.structured_only:
+    if envelope.protocol in _STRUCTURED_ONLY:
         return STRUCTURED
     if content_type is MISSING:
         content_type = protocol_content_type(envelope)
@@ -189,7 +210,7 @@ def parse_json_body(body: bytes, unique: bool = True) -> tuple[Any, Violation | 
 
 
 # per protocol, once: what read_binary needs of its binding, unpacked in one step per message
-_BINARY_READING = {protocol: (binding, binding.values, binding.headers, binding.prefixes,
+_BINARY_READING = {protocol: (binding.datacontenttype, binding.values, binding.headers, binding.prefixes,
                               binding.prefixes[0] if binding.prefixes else "",
                               len(binding.prefixes[0]) if binding.prefixes else 0)
                    for protocol, binding in BINDINGS.items()}
@@ -199,7 +220,7 @@ def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventRe
     reading = _BINARY_READING.get(envelope.protocol)
     if reading is None:  # no binding: no attributes and no content type
         return CloudEventReading(BINARY, {}, text=True)
-    binding, values, headers, prefixes, prefix, size = reading
+    datacontenttype, values, headers, prefixes, prefix, size = reading
     fields = envelope.fields
     attributes: dict[str, Any] = {}
     problem: Violation | None = None
@@ -253,11 +274,11 @@ def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventRe
                     text = value
                     problem = problem or Violation(
                         f"protocoloptions.headers.{name}", Rule.DECODE, "percent-encoded UTF-8", value,
-                        f"header {name} is not valid percent-encoded UTF-8 ({binding.protocol} binding 3.1.3.2)")
+                        f"header {name} is not valid percent-encoded UTF-8 ({envelope.protocol} binding 3.1.3.2)")
                 attributes[name[size:].lower()] = text
-    if binding.datacontenttype and "datacontenttype" not in attributes:
+    if datacontenttype and "datacontenttype" not in attributes:
         if content_type is MISSING:
-            content_type = binding_content_type(binding, fields)
+            content_type = protocol_content_type(envelope)
         if content_type is not None:
             attributes["datacontenttype"] = content_type
     # an absent (null) header or property value is an unset attribute
