@@ -12,10 +12,12 @@ import binascii
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from gateway import jsontext
+from gateway.bindings import BINDINGS, AttributeValues, Binding
 from gateway.envelope import Envelope, header_value
 from gateway.limits import nesting_violation
 from gateway.verdict import Rule, Violation
@@ -58,19 +60,41 @@ def header_text(value: Any) -> Any:
     return value
 
 
+class _Place(Enum):
+    """Where a binding keeps the protocol's content type."""
+
+    FIELD = "field"  # a field of its own (MQTT 5 `content_type`)
+    HEADER = "header"  # a header of the headers field, names folded (Kafka, NATS, HTTP)
+    SECTION = "section"  # a key of a map section (AMQP `properties`)
+
+
+def _content_type_place(binding: Binding) -> tuple[_Place, str, str, bool]:
+    if not binding.content_type_name:
+        return _Place.FIELD, binding.content_type, "", False
+    if binding.content_type == binding.headers and not binding.headers_map:
+        return _Place.HEADER, binding.content_type, binding.content_type_name, binding.header_bytes
+    return _Place.SECTION, binding.content_type, binding.content_type_name, False
+
+
+# per protocol, once: where its content type is, so that a message costs one lookup and no branch on its binding
+_CONTENT_TYPE_PLACES = {protocol: _content_type_place(binding) for protocol, binding in BINDINGS.items()}
+
+
 def protocol_content_type(envelope: Envelope) -> str | None:
     """The content type the protocol itself carries (not a CloudEvents attribute)."""
+    place = _CONTENT_TYPE_PLACES.get(envelope.protocol)
+    if place is None:
+        return None
+    kind, field, name, as_bytes = place
     fields = envelope.fields
-    protocol = envelope.protocol
-    value: Any = None
-    if protocol == "KAFKA":
-        value = header_text(header_value(fields.get("headers"), "content-type", casefold=True))
-    elif protocol.startswith("MQTT"):
-        value = fields.get("content_type")
-    elif protocol == "AMQP/1.0":
-        value = (fields.get("properties") or {}).get("content-type")
-    elif protocol in ("NATS", "HTTP"):
-        value = header_value(fields.get("headers"), "content-type", casefold=True)
+    if kind is _Place.HEADER:
+        value = header_value(fields.get(field), name, casefold=True)
+        if as_bytes:
+            value = header_text(value)
+    elif kind is _Place.FIELD:
+        value = fields.get(field)
+    else:
+        value = (fields.get(field) or {}).get(name)
     return value if isinstance(value, str) else None
 
 
@@ -121,19 +145,25 @@ def _decode_problem(message: str, actual: Any) -> Violation:
     return Violation("body", Rule.DECODE, "a JSON CloudEvent (structured mode)", actual, message)
 
 
+# protocols whose binding reads HTTP-style batches, and those with structured mode only (sets: one hash lookup)
+_BATCHING = frozenset(protocol for protocol, binding in BINDINGS.items() if binding.batches)
+_STRUCTURED_ONLY = frozenset(protocol for protocol, binding in BINDINGS.items() if binding.structured_only)
+
+
 def is_batch(envelope: Envelope, content_type: Any = MISSING) -> bool:
     """`content_type` may be passed when the caller already read it (the hot path reads it once)."""
+    if envelope.protocol not in _BATCHING:
+        return False
     if content_type is MISSING:
         content_type = protocol_content_type(envelope)
-    return envelope.protocol == "HTTP" and content_type is not None and \
-        content_type.strip().lower().startswith(_BATCH_MEDIA)
+    return content_type is not None and content_type.strip().lower().startswith(_BATCH_MEDIA)
 
 
 def choose_mode(envelope: Envelope, allowed: str | None, content_type: Any = MISSING) -> str:
     """The endpoint's `envelopeoptions.mode` narrows; otherwise the binding's marker decides."""
     if allowed in (STRUCTURED, BINARY):
         return allowed
-    if envelope.protocol == "MQTT/3.1.1":
+    if envelope.protocol in _STRUCTURED_ONLY:
         return STRUCTURED
     if content_type is MISSING:
         content_type = protocol_content_type(envelope)
@@ -179,59 +209,74 @@ def parse_json_body(body: bytes, unique: bool = True) -> tuple[Any, Violation | 
         return None, _decode_problem(f"structured body is not valid JSON: {exc}", body)
 
 
+# per protocol, once: what read_binary needs of its binding, unpacked in one step per message
+_BINARY_READING = {protocol: (binding.datacontenttype, binding.values, binding.headers, binding.prefixes,
+                              binding.prefixes[0] if binding.prefixes else "",
+                              len(binding.prefixes[0]) if binding.prefixes else 0)
+                   for protocol, binding in BINDINGS.items()}
+
+
 def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventReading:
+    reading = _BINARY_READING.get(envelope.protocol)
+    if reading is None:  # no binding: no attributes and no content type
+        return CloudEventReading(BINARY, {}, text=True)
+    datacontenttype, values, headers, prefixes, prefix, size = reading
     fields = envelope.fields
-    protocol = envelope.protocol
     attributes: dict[str, Any] = {}
     problem: Violation | None = None
     raw: list[str] = []
-    if protocol == "KAFKA":
-        for name, value in fields.get("headers") or ():
-            # Kafka header keys are case-sensitive: `CE_id` is not the attribute `id` (binding 3.2.3.1)
-            if name.__class__ is str and name[:3] == "ce_":
-                if value.__class__ is bytes:  # header_text, inlined: ten headers a message on the hot path
-                    try:
-                        value = value.decode("utf-8")
-                    except UnicodeDecodeError:
-                        raw.append(name[3:])
-                else:
-                    value = header_text(value)
-                    if value.__class__ is bytes:
-                        raw.append(name[3:])
-                attributes[name[3:]] = value
-    elif protocol == "MQTT/5.0":
-        # MQTT has no attribute prefix: a user property whose name cannot be an attribute name
-        # (`x-request-id`) is an application property, not a malformed CloudEvents attribute
-        for name, value in fields.get("user_properties") or ():
-            if isinstance(name, str) and _ATTRIBUTE_NAME.fullmatch(name):
-                if isinstance(value, (bytes, bytearray, memoryview)):
-                    value = header_text(value)
-                    if value.__class__ is bytes:
-                        raw.append(name)
-                attributes[name] = value
-    elif protocol == "AMQP/1.0":
-        for name, value in (fields.get("application-properties") or {}).items():
+    if not prefixes:
+        pass  # the binding has no binary mode attributes (MQTT 3.1.1)
+    elif values is AttributeValues.TEXT:
+        pairs = fields.get(headers) or ()
+        if size:
+            for name, value in pairs:
+                # case-sensitive names (Kafka binding 3.2.3.1): `CE_id` is not the attribute `id`
+                if name.__class__ is str and name[:size] == prefix:
+                    if value.__class__ is bytes:  # header_text, inlined: ten headers a message on the hot path
+                        try:
+                            value = value.decode("utf-8")
+                        except UnicodeDecodeError:
+                            raw.append(name[size:])
+                    else:
+                        value = header_text(value)
+                        if value.__class__ is bytes:
+                            raw.append(name[size:])
+                    attributes[name[size:]] = value
+        else:
+            # no attribute prefix (MQTT 5): a user property whose name cannot be an attribute name
+            # (`x-request-id`) is an application property, not a malformed CloudEvents attribute
+            for name, value in pairs:
+                if isinstance(name, str) and _ATTRIBUTE_NAME.fullmatch(name):
+                    if isinstance(value, (bytes, bytearray, memoryview)):
+                        value = header_text(value)
+                        if value.__class__ is bytes:
+                            raw.append(name)
+                    attributes[name] = value
+    elif values is AttributeValues.AMQP_TYPED:
+        # `size` fits every AMQP prefix: `cloudEvents_` and `cloudEvents:` are as long
+        for name, value in (fields.get(headers) or {}).items():
             # keys should be strings (AMQP 3.2.5), but the wire may carry any type: such a key is no attribute
-            if isinstance(name, str) and name.startswith(("cloudEvents_", "cloudEvents:")):
-                attribute = name[12:]
+            if isinstance(name, str) and name.startswith(prefixes):
+                attribute = name[size:]
                 # a non-string value of a string-typed core attribute stays as it is and fails `type`
                 attributes[attribute] = value if attribute in _STRING_CORE_ATTRIBUTES else \
                     canonical_amqp_value(value)
-    elif protocol in ("NATS", "HTTP"):
-        for name, value in fields.get("headers") or ():
-            if isinstance(name, str) and name[:3].lower() == "ce-":
+    else:  # PERCENT_ENCODED, names case-insensitive (HTTP, NATS)
+        for name, value in fields.get(headers) or ():
+            if isinstance(name, str) and name[:size].lower() == prefix:
                 if isinstance(value, (bytes, bytearray, memoryview)):  # an adapter hands over bytes it could not read
                     value = header_text(value)
                     if value.__class__ is bytes:
-                        raw.append(name[3:].lower())
+                        raw.append(name[size:].lower())
                 text = decode_header_value(value) if isinstance(value, str) else value
                 if text is None:
                     text = value
                     problem = problem or Violation(
                         f"protocoloptions.headers.{name}", Rule.DECODE, "percent-encoded UTF-8", value,
-                        f"header {name} is not valid percent-encoded UTF-8 ({protocol} binding 3.1.3.2)")
-                attributes[name[3:].lower()] = text
-    if protocol != "NATS" and "datacontenttype" not in attributes:
+                        f"header {name} is not valid percent-encoded UTF-8 ({envelope.protocol} binding 3.1.3.2)")
+                attributes[name[size:].lower()] = text
+    if datacontenttype and "datacontenttype" not in attributes:
         if content_type is MISSING:
             content_type = protocol_content_type(envelope)
         if content_type is not None:

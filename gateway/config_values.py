@@ -15,14 +15,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gateway.errors import Diagnostic, Severity
+from gateway.errors import Diagnostic, GatewayError, Severity
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no")
 
 
-class ValueProblem(ValueError):
+class ValueProblem(GatewayError, ValueError):
     """A value that is not of the kind expected; str() is the reason, `expected ..., found ...`."""
 
 

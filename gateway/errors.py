@@ -1,9 +1,9 @@
-"""The one error family of xgate.
+"""The one error family of xgate: every exception raised on purpose derives from GatewayError.
 
 Config-time problems are collected as Diagnostics (file, JSON pointer or
 line/column, what was expected) rather than raised one at a time; runtime
-errors say whether retrying can help. A nonconformant message is never an
-error: it is a Verdict.
+errors say by their type whether retrying can help. A nonconformant message
+is never an error: it is a Verdict.
 """
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ from enum import Enum
 
 
 class GatewayError(Exception):
-    """Root of every exception xgate raises on purpose."""
+    """Root of every exception xgate raises on purpose.
+
+    `retriable` belongs to the type, as in aiokafka: whether trying the same thing again may help. The runtime
+    retries exactly the retriable ones (gateway/runtime/pipeline.py, replay.py); everything else fails for good.
+    """
+
+    retriable = False
 
 
 class Severity(str, Enum):
@@ -57,14 +63,6 @@ class Diagnostic:
         }
 
 
-class ConfigError(GatewayError):
-    """Startup could not proceed; carries every diagnostic collected."""
-
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
-        self.diagnostics = diagnostics
-        super().__init__("\n".join(str(d) for d in diagnostics))
-
-
 class SchemaCompileError(GatewayError):
     """A payload schema could not be compiled; `pointer` locates the fault inside the schema."""
 
@@ -74,23 +72,28 @@ class SchemaCompileError(GatewayError):
 
 
 class AdapterError(GatewayError):
-    """A protocol adapter failed; `retriable` says whether trying again may help."""
+    """A protocol adapter failed, and trying again cannot help (bad options, refused credentials, a message
+    the protocol cannot carry)."""
 
-    def __init__(self, message: str, *, retriable: bool) -> None:
-        self.retriable = retriable
-        super().__init__(message)
+
+class TransientAdapterError(AdapterError):
+    """A protocol adapter failed for now: the broker is down, busy, slow or reconnecting; trying again may help."""
+
+    retriable = True
+
+
+def adapter_failure(message: str, *, retriable: bool) -> AdapterError:
+    """The failure's type chosen from a flag a translation learned elsewhere (an HTTP status, an MQTT reason
+    code, the client library's own `retriable`)."""
+    return TransientAdapterError(message) if retriable else AdapterError(message)
 
 
 class MessageRefused(AdapterError):
     """A destination can never accept this one message (refused by policy, too large): retrying it cannot help,
     yet the destination still takes other messages, so the route goes on. `cause` is a short fixed label
-    (`refused`, `too-large`) for metrics and the `xgate-error` header. Like aiokafka, the class says it is
-    not retriable."""
+    (`refused`, `too-large`) for metrics and the `xgate-error` header."""
 
     cause = "refused"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retriable=False)
 
 
 class MessageTooLarge(MessageRefused):
@@ -112,6 +115,3 @@ class ObserverRefused(GatewayError):
 class EndpointMismatch(AdapterError):
     """The broker holds the endpoint's queue, topic or stream with other properties than its configuration asks
     for: every attempt gets the same answer until the configuration or the broker changes (exit 2 at startup)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retriable=False)

@@ -25,14 +25,15 @@ from typing import Any
 
 import orjson
 
+from gateway.errors import GatewayError
 from gateway.limits import MAX_NESTING, json_too_deep, nesting_exceeds
 
 
-class TooDeep(ValueError):
+class TooDeep(GatewayError, ValueError):
     """JSON nested deeper than MAX_NESTING levels."""
 
 
-class DuplicateMember(ValueError):
+class DuplicateMember(GatewayError, ValueError):
     """An object of the JSON text names one member twice (CONFORMANCE.md section 5.7)."""
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.bindings import BINDINGS
 from gateway.envelope import Envelope
 from gateway.verdict import Rule, Violation
 
@@ -45,7 +46,10 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
-_AMQP_MAPS = ("application-properties", "message-annotations", "delivery-annotations", "footer")
+# per protocol, once: each field counted against the header limits with its violation path, and whether the
+# fields are maps (AMQP sections) rather than (name, value) pairs
+_LIMITED = {protocol: (tuple((name, f"protocoloptions.{name}") for name in binding.limited), binding.headers_map)
+            for protocol, binding in BINDINGS.items()}
 
 
 def limit_violation(path: str, expected: str, actual: Any, message: str) -> Violation:
@@ -62,25 +66,23 @@ def envelope_violation(envelope: Envelope, limits: Limits) -> Violation | None:
     if size > limits.max_body_bytes:
         return limit_violation("body", f"at most {limits.max_body_bytes} bytes", size,
                                f"body is {size} bytes, over the limit of {limits.max_body_bytes}")
+    limited = _LIMITED.get(envelope.protocol)
+    if limited is None:
+        return None
     fields = envelope.fields
-    protocol = envelope.protocol
-    if protocol == "KAFKA" or protocol == "NATS":
-        return _headers_violation("protocoloptions.headers", fields.get("headers"), 0, limits)
-    if protocol == "HTTP":
-        headers = fields.get("headers")
-        return _headers_violation("protocoloptions.headers", headers, 0, limits) or \
-            _headers_violation("protocoloptions.query", fields.get("query"), len(headers or ()), limits)
-    if protocol.startswith("MQTT"):
-        return _headers_violation("protocoloptions.user_properties", fields.get("user_properties"), 0, limits)
-    if protocol == "AMQP/1.0":
-        count = 0
-        for section in _AMQP_MAPS:
-            values = fields.get(section)
-            if isinstance(values, dict) and values:
-                found = _headers_violation(f"protocoloptions.{section}", list(values.items()), count, limits)
-                if found is not None:
-                    return found
-                count += len(values)
+    sections, maps = limited
+    count = 0  # one limit over every limited field of the message: HTTP headers and query together
+    for name, path in sections:
+        values = fields.get(name)
+        if maps:  # AMQP sections count when they are maps with entries
+            if not isinstance(values, dict) or not values:
+                continue
+            values = list(values.items())
+        if values:
+            found = _headers_violation(path, values, count, limits)
+            if found is not None:
+                return found
+            count += len(values)
     return None
 
 

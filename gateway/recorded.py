@@ -6,19 +6,20 @@ import base64
 import binascii
 from typing import Any
 
+from gateway.bindings import BINDINGS, Form, RecordedField, Written
 from gateway.envelope import Envelope
+from gateway.errors import GatewayError
 from gateway.limits import MAX_NESTING, nesting_exceeds
 from gateway.loader.names import normalize_protocol
 
-AMQP_SECTIONS = ("properties", "application-properties", "message-annotations", "delivery-annotations",
-                 "header", "footer")
-_AMQP_ALIASES = {"application_properties": "application-properties", "message_annotations": "message-annotations",
-                 "delivery_annotations": "delivery-annotations"}
-MQTT_FIELDS = ("topic_name", "qos", "retain", "content_type", "payload_format", "message_expiry_interval",
-               "response_topic")
+# per protocol, once: the fields read when the record has them (by every spelling), and those always read
+_OPTIONAL = {protocol: {name: spec for spec in binding.fields if not spec.always for name in (spec.name, spec.alias)
+                        if name}
+             for protocol, binding in BINDINGS.items()}
+_ALWAYS = {protocol: tuple(spec for spec in binding.fields if spec.always) for protocol, binding in BINDINGS.items()}
 
 
-class RecordError(ValueError):
+class RecordError(GatewayError, ValueError):
     """A recorded message that cannot be turned into an Envelope (names the field)."""
 
 
@@ -100,8 +101,7 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
     raw_protocol = record.get("protocol", default_protocol)
     protocol = normalize_protocol(raw_protocol)
     if protocol is None:
-        raise RecordError(f"protocol: {raw_protocol!r} is not one of KAFKA, MQTT/3.1.1, MQTT/5.0, AMQP/1.0, "
-                          "NATS, HTTP")
+        raise RecordError(f"protocol: {raw_protocol!r} is not one of {', '.join(BINDINGS)}")
     if "body_base64" in record:
         body = _bytes({"base64": record["body_base64"]}, "body_base64")
     elif record.get("body") is None:
@@ -111,45 +111,48 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
     else:
         raise RecordError("body: expected UTF-8 text (use body_base64 for bytes)")
     fields: dict[str, Any] = {}
-    if protocol == "KAFKA":
-        fields["topic"] = record.get("topic")
-        fields["partition"] = record.get("partition")
-        fields["timestamp"] = record.get("timestamp")
-        if "key_base64" in record:
-            fields["key"] = _bytes({"base64": record["key_base64"]}, "key_base64")
-        elif record.get("key") is not None:
-            fields["key"] = _bytes(record["key"], "key")
-        else:
-            fields["key"] = None
-        fields["headers"] = [(name, None if value is None else _bytes(value, f"headers.{name}"))
-                             for name, value in _pairs(record.get("headers"), "headers", allow_lists=True)]
-    elif protocol.startswith("MQTT"):
-        for name in MQTT_FIELDS:
-            if name in record:
-                fields[name] = record[name]
-        if record.get("correlation_data") is not None:
-            fields["correlation_data"] = _bytes(record["correlation_data"], "correlation_data")
-        fields["user_properties"] = _text_pairs(record.get("user_properties"), "user_properties")
-    elif protocol == "AMQP/1.0":
-        # AMQP values are copied recursively below (nothing else walks into a record): bounded first
-        if nesting_exceeds(record, MAX_NESTING):
-            raise RecordError(f"the record nests deeper than {MAX_NESTING} levels")
+    # fields read when present, in the record's order: of two spellings the later counts, as with a repeated key
+    optional = _OPTIONAL[protocol]
+    if optional:
         for key, value in record.items():
-            section = _AMQP_ALIASES.get(key, key)
-            if section in AMQP_SECTIONS:
-                if not isinstance(value, dict):
-                    raise RecordError(f"{key}: an AMQP section is a JSON object")
-                fields[section] = _typed(value)
-    elif protocol == "NATS":
-        fields["subject"] = record.get("subject")
-        fields["reply-to"] = record.get("reply-to", record.get("reply_to"))
-        fields["headers"] = _text_pairs(record.get("headers"), "headers")
-    else:
-        fields["method"] = record.get("method")
-        fields["path"] = record.get("path")
-        fields["query"] = _text_pairs(record.get("query"), "query")
-        fields["headers"] = _text_pairs(record.get("headers"), "headers")
+            spec = optional.get(key)
+            if spec is not None and not (spec.form is Form.BYTES and value is None):
+                fields[spec.name] = _read_field(spec, value, key)
+    for spec in _ALWAYS[protocol]:
+        if spec.form is Form.KEY:
+            fields[spec.name] = _read_key(record)
+        else:
+            value = record[spec.name] if spec.name in record else record.get(spec.alias) if spec.alias else None
+            fields[spec.name] = _read_field(spec, value, spec.name)
     return Envelope(protocol, fields, body, endpoint=endpoint)
+
+
+def _read_key(record: dict[str, Any]) -> bytes | None:
+    if "key_base64" in record:
+        return _bytes({"base64": record["key_base64"]}, "key_base64")
+    if record.get("key") is not None:
+        return _bytes(record["key"], "key")
+    return None
+
+
+def _read_field(spec: RecordedField, value: Any, field: str) -> Any:
+    """One protocol field of a recorded message as the Envelope holds it (CONFORMANCE.md section 7)."""
+    form = spec.form
+    if form is Form.VALUE:
+        return value
+    if form is Form.BYTES:
+        return _bytes(value, field)
+    if form is Form.BYTE_HEADERS:
+        return [(name, None if item is None else _bytes(item, f"{field}.{name}"))
+                for name, item in _pairs(value, field, allow_lists=True)]
+    if form in (Form.TEXT_HEADERS, Form.PROPERTIES):
+        return _text_pairs(value, field)
+    if not isinstance(value, dict):  # Form.SECTION
+        raise RecordError(f"{field}: an AMQP section is a JSON object")
+    # AMQP values are copied recursively (nothing else walks into a record): bounded first
+    if nesting_exceeds(value, MAX_NESTING - 1):
+        raise RecordError(f"the record nests deeper than {MAX_NESTING} levels")
+    return _typed(value)
 
 
 def _encode(value: Any) -> Any:
@@ -192,50 +195,40 @@ def _pairs_out(pairs: list[tuple[str, Any]] | None) -> dict[str, Any]:
     return out
 
 
+def _write_field(record: dict[str, Any], spec: RecordedField, value: Any) -> None:
+    form = spec.form
+    if form is Form.VALUE:
+        record[spec.name] = value
+    elif form is Form.BYTES:
+        record[spec.name] = _encode(value)
+    elif form is Form.KEY:
+        encoded = _encode(value)
+        if isinstance(encoded, str):
+            record["key"] = encoded
+        else:
+            record["key_base64"] = encoded["base64"]
+    elif form is Form.BYTE_HEADERS:  # one object, the last value of a repeated name counts
+        record[spec.name] = {name: None if item is None else _encode(item) for name, item in value or ()}
+    elif form is Form.TEXT_HEADERS:
+        record[spec.name] = _pairs_out(value)
+    elif form is Form.PROPERTIES:
+        record[spec.name] = [{"name": name, "value": item} for name, item in value]
+    else:  # Form.SECTION
+        record[spec.name] = _amqp_encode(value)
+
+
 def record_from_envelope(envelope: Envelope) -> dict[str, Any]:
     """The recorded form of a live message (used by `xgate capture`); `envelope_from_record` reads it back."""
     fields = envelope.fields
     record: dict[str, Any] = {"protocol": envelope.protocol}
     if envelope.endpoint:
         record["endpoint"] = envelope.endpoint
-    protocol = envelope.protocol
-    if protocol == "KAFKA":
-        for name in ("topic", "partition", "timestamp"):
-            if fields.get(name) is not None:
-                record[name] = fields[name]
-        key = fields.get("key")
-        if key is not None:
-            encoded = _encode(key)
-            if isinstance(encoded, str):
-                record["key"] = encoded
-            else:
-                record["key_base64"] = encoded["base64"]
-        record["headers"] = {}
-        for name, value in fields.get("headers") or ():
-            record["headers"][name] = _encode(value) if value is not None else None
-    elif protocol.startswith("MQTT"):
-        for name in MQTT_FIELDS:
-            if fields.get(name) is not None:
-                record[name] = fields[name]
-        if fields.get("correlation_data") is not None:
-            record["correlation_data"] = _encode(fields["correlation_data"])
-        if fields.get("user_properties"):
-            record["user_properties"] = [{"name": n, "value": v} for n, v in fields["user_properties"]]
-    elif protocol == "AMQP/1.0":
-        for section in AMQP_SECTIONS:
-            if fields.get(section):
-                record[section] = _amqp_encode(fields[section])
-    elif protocol == "NATS":
-        record["subject"] = fields.get("subject")
-        if fields.get("reply-to"):
-            record["reply-to"] = fields["reply-to"]
-        record["headers"] = _pairs_out(fields.get("headers"))
-    else:
-        for name in ("method", "path"):
-            if fields.get(name) is not None:
-                record[name] = fields[name]
-        record["query"] = _pairs_out(fields.get("query"))
-        record["headers"] = _pairs_out(fields.get("headers"))
+    binding = BINDINGS.get(envelope.protocol)
+    for spec in binding.fields if binding is not None else ():
+        value = fields.get(spec.name)
+        if (spec.written is Written.NOT_NONE and value is None) or (spec.written is Written.NOT_EMPTY and not value):
+            continue
+        _write_field(record, spec, value)
     try:
         record["body"] = envelope.body.decode("utf-8")
     except UnicodeDecodeError:

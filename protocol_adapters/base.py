@@ -89,4 +89,4 @@ class SinkAdapter(Protocol):
                         tb: TracebackType | None) -> None: ...
 
     async def send(self, envelope: Envelope) -> None:
-        """Deliver and wait for the broker's confirmation; raise AdapterError(retriable=...) on failure."""
+        """Deliver and wait for the broker's confirmation; raise an AdapterError on failure (TransientAdapterError when retrying may help)."""

@@ -27,7 +27,7 @@ class OptionError(AdapterError):
 
     def __init__(self, message: str, option: str = "") -> None:
         self.option = option
-        super().__init__(message, retriable=False)
+        super().__init__(message)
 
 
 class OptionReader:

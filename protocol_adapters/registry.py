@@ -9,18 +9,17 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.bindings import BINDINGS
 from gateway.errors import GatewayError
 from protocol_adapters.base import EndpointConfig, SinkAdapter, SourceAdapter
 from protocol_adapters.option_values import OptionError
 
-# protocol -> (module exposing create_source/create_sink, extra that installs its client library)
+# protocol -> (package of its adapter, extra that installs its client library). Every adapter package is laid
+# out alike: source.py (`create_source`, and `create_observer` where reading beside the gateway differs),
+# sink.py (`create_sink`), options.py (`source_options`, `sink_options`, `share_source`), its __init__
+# re-exporting them lazily, so that only building a source or sink imports the client library.
 ADAPTERS: dict[str, tuple[str, str]] = {
-    "KAFKA": ("protocol_adapters.kafka", "kafka"),
-    "MQTT/3.1.1": ("protocol_adapters.mqtt", "mqtt"),
-    "MQTT/5.0": ("protocol_adapters.mqtt", "mqtt"),
-    "AMQP/1.0": ("protocol_adapters.amqp", "amqp"),
-    "NATS": ("protocol_adapters.nats", "nats"),
-    "HTTP": ("protocol_adapters.http", "http"),
+    **{protocol: (f"protocol_adapters.{binding.adapter}", binding.adapter) for protocol, binding in BINDINGS.items()},
     # the in-process broker of gateway.testing, for tests and dry runs
     "MEMORY": ("gateway.testing.memory", "dev"),
 }
@@ -28,26 +27,28 @@ ADAPTERS: dict[str, tuple[str, str]] = {
 
 def adapter_module(protocol: str) -> Any:
     try:
-        module_name, extra = ADAPTERS[protocol]
+        module_name, _ = ADAPTERS[protocol]
     except KeyError:
         raise GatewayError(f"no adapter for protocol {protocol!r}; known: {', '.join(ADAPTERS)}") from None
+    return importlib.import_module(module_name)
+
+
+def _factory(protocol: str, name: str) -> Any:
+    """`name` of the protocol's adapter (None when it has none); the install hint when its client library is
+    missing, found as the name's module is imported."""
+    module = adapter_module(protocol)
     try:
-        return importlib.import_module(module_name)
+        return getattr(module, name, None)
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith(("protocol_adapters", "gateway")):
             raise
         raise GatewayError(f"the {protocol} adapter needs an optional dependency ({exc.name}): "
-                           f"pip install 'xgate[{extra}]'") from exc
+                           f"pip install 'xgate[{ADAPTERS[protocol][1]}]'") from exc
 
 
 # protocol -> module whose `source_options(config)` / `sink_options(config)` read and check every option
 OPTIONS: dict[str, str | None] = {
-    "KAFKA": "protocol_adapters.kafka.options",
-    "MQTT/3.1.1": "protocol_adapters.mqtt.options",
-    "MQTT/5.0": "protocol_adapters.mqtt.options",
-    "AMQP/1.0": "protocol_adapters.amqp.options",
-    "NATS": "protocol_adapters.nats.options",
-    "HTTP": "protocol_adapters.http.options",
+    **{protocol: f"{package}.options" for protocol, (package, _) in ADAPTERS.items() if protocol != "MEMORY"},
     "MEMORY": None,  # takes any options
 }
 ROLES = ("source", "sink")
@@ -73,33 +74,33 @@ def option_problems(config: EndpointConfig, role: str) -> list[OptionProblem]:
     if module_name is None:
         return []
     try:
-        adapter_module(config.protocol)  # the install hint when its client library is missing
+        _factory(config.protocol, f"create_{role}")  # the install hint when its client library is missing
         reader = getattr(importlib.import_module(module_name), f"{role}_options")
         reader(config)
     except OptionError as exc:
         return [OptionProblem(exc.option, str(exc))]
-    except GatewayError as exc:
-        return [OptionProblem("", str(exc))]
     except (TypeError, ValueError, AttributeError) as exc:  # a reader's gap: still a line, never a traceback
         return [OptionProblem("", f"endpoint {config.endpoint_id!r}: its options cannot be read: {exc}")]
+    except GatewayError as exc:  # after ValueError: the value errors rooted at GatewayError are a reader's gap too
+        return [OptionProblem("", str(exc))]
     return []
 
 
 def create_source(config: EndpointConfig) -> SourceAdapter:
-    source: SourceAdapter = adapter_module(config.protocol).create_source(config)
+    source: SourceAdapter = _factory(config.protocol, "create_source")(config)
     return source
 
 
 def create_observer(config: EndpointConfig) -> SourceAdapter:
     """A source that reads beside the running gateway without taking messages from its consumers or committing
     for them (xgate capture); ObserverRefused where the protocol cannot (an AMQP queue)."""
-    module = adapter_module(config.protocol)
-    observer: SourceAdapter = getattr(module, "create_observer", module.create_source)(config)
+    create = _factory(config.protocol, "create_observer") or _factory(config.protocol, "create_source")
+    observer: SourceAdapter = create(config)
     return observer
 
 
 def create_sink(config: EndpointConfig) -> SinkAdapter:
-    sink: SinkAdapter = adapter_module(config.protocol).create_sink(config)
+    sink: SinkAdapter = _factory(config.protocol, "create_sink")(config)
     return sink
 
 
@@ -107,8 +108,7 @@ def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
     """The source config worker `worker` of `xgate run --workers N` uses, so that the N workers share the source
     by the protocol's own means (consumer group, shared subscription, queue group, competing receivers,
     SO_REUSEPORT) instead of each receiving every message."""
-    module = adapter_module(config.protocol)
-    share = getattr(module, "share_source", None)
+    share = _factory(config.protocol, "share_source")
     if share is None:
         raise GatewayError(f"the {config.protocol} adapter cannot share endpoint {config.endpoint_id!r} "
                            "between workers: run it with --workers 1")

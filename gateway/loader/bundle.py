@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
+from gateway.errors import GatewayError
 from gateway.loader.refs import is_url
 
 # documents one schema may pull in, transitively
@@ -28,7 +29,7 @@ BUNDLE_PREFIX = "xgate-remote-"
 Fetch = Callable[[str], Any]  # url -> the parsed JSON value; raises RefUnavailable when it cannot
 
 
-class RefUnavailable(Exception):
+class RefUnavailable(GatewayError):
     """A `$ref` target that cannot be embedded; the message says which and why."""
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from gateway.errors import Diagnostic, Severity
-from gateway.loader.limits import MAX_DOCUMENT_VALUES, measure
+from gateway.loader.document_limits import MAX_DOCUMENT_VALUES, measure
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 # PyYAML parses in pure Python at ~0.3 MB/s: a larger YAML document would stall a load for minutes

@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from gateway import __version__
+from gateway.errors import GatewayError
 
 MAX_REDIRECTS = 5
 CACHE_ENTRIES = 256
@@ -57,7 +58,7 @@ class RemotePolicy:
         return bool(self.allow)
 
 
-class FetchError(Exception):
+class FetchError(GatewayError):
     """A URL that was not fetched. `refused` means policy (not on the allow-list), not a failure."""
 
     def __init__(self, message: str, *, refused: bool = False) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-PROTOCOLS = ("KAFKA", "MQTT/3.1.1", "MQTT/5.0", "AMQP/1.0", "NATS", "HTTP")
+from gateway.bindings import BINDINGS
+
+PROTOCOLS = tuple(BINDINGS)
 CLOUDEVENTS = "CloudEvents/1.0"
 
 

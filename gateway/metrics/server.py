@@ -127,7 +127,7 @@ class MetricsServer:
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         if self.registry_view is not None:
-            from gateway.registry_api.routes import add_registry_routes
+            from gateway.registry_api.handlers import add_registry_routes
 
             base_url = self.registry_settings.base_url
             writer = self.registry_writer

@@ -7,11 +7,13 @@ from typing import Any
 
 from aiohttp import web
 
+from gateway.errors import GatewayError
+
 SPEC = "https://github.com/xregistry/spec/blob/main/core/"
 JSON_TYPE = "application/json"
 
 
-class ApiError(Exception):
+class ApiError(GatewayError):
     """One error of the spec's list (`code`, its anchor), with its title, subject and args; `detail` and
     `errors` (xgate's extension: each load or compile problem by file, pointer and reason) when given."""
 

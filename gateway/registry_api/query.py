@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.errors import GatewayError
 from gateway.registry_api.tree import GROUP_TYPES, GROUPS, GroupType, ResourceType
 
 OPERATORS = ("<=", ">=", "!=", "<>", "=", "<", ">")
@@ -26,7 +27,7 @@ EXCLUDE_ALL = "excludeall"
 ROOT_ONLY = ("capabilities", "model")
 
 
-class QueryError(ValueError):
+class QueryError(GatewayError, ValueError):
     """An invalid flag value: `flag` is `inline` or `filter`, `value` the offending value."""
 
     def __init__(self, flag: str, value: str, detail: str) -> None:

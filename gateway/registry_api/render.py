@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from gateway.registry_api.model import MODEL
 from gateway.registry_api.query import EXCLUDE_ALL, Filter, Inline
+from gateway.registry_api.registry_model import MODEL
 from gateway.registry_api.tree import Node, Stamp
 
 SPECVERSION = "1.0-rc4"

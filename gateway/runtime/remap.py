@@ -21,14 +21,15 @@ from typing import Any
 
 import orjson
 
+from gateway.bindings import BINDINGS, Binding, connection_headers
 from gateway.cloudevents import BINARY, STRUCTURED, choose_mode, header_text, protocol_content_type, read_binary
 from gateway.envelope import Envelope
 from gateway.loader.names import protocol_family
 from gateway.verdict import Verdict
 
 VIOLATIONS_LIMIT = 4096
-_HOP_BY_HOP = frozenset({"host", "content-length", "connection", "transfer-encoding", "keep-alive", "upgrade",
-                         "te", "trailer", "proxy-connection", "content-type"})
+# per protocol, the header names not carried over as headers (computed once, not per message)
+_NOT_CARRIED = {protocol: connection_headers(binding) for protocol, binding in BINDINGS.items()}
 
 
 def dead_letter_headers(envelope: Envelope, verdict: Verdict, source_endpoint: str) -> list[tuple[str, str]]:
@@ -43,14 +44,14 @@ def dead_letter_headers(envelope: Envelope, verdict: Verdict, source_endpoint: s
                 break
         kept.append({"rule": "truncated", "message": f"{len(verdict.violations) - len(kept)} more violations"})
         violations = _compact_json(kept)
-    position = envelope.position
-    address = position.get("topic") or position.get("subject") or position.get("address") or \
-        position.get("path") or position.get("topic_name") or envelope.fields.get("topic") or \
-        envelope.fields.get("subject") or envelope.fields.get("topic_name") or ""
+    binding = BINDINGS.get(envelope.protocol)
+    key = binding.address if binding is not None else ""
+    # where the source read it, as the adapter recorded it
+    address = (envelope.position.get(key) or envelope.fields.get(key) or "") if key else ""
     return [("xgate-verdict", verdict.outcome.value), ("xgate-messagegroupid", verdict.messagegroupid or ""),
             ("xgate-messageid", verdict.messageid or ""), ("xgate-violations", violations),
             ("xgate-source-endpoint", source_endpoint), ("xgate-source-address", str(address)),
-            ("xgate-source-position", _compact_json(position))]
+            ("xgate-source-position", _compact_json(envelope.position))]
 
 
 def _compact_json(value: Any) -> str:
@@ -78,53 +79,53 @@ def _text(value: Any) -> str | None:
 
 def _generic_headers(envelope: Envelope, attribute_names: set[str]) -> list[tuple[str, str]]:
     """Headers/properties that are not CloudEvents attributes, as text pairs."""
-    fields = envelope.fields
-    protocol = envelope.protocol
-    pairs: list[tuple[str, Any]] = []
-    if protocol == "KAFKA":
-        pairs = [(n, v) for n, v in fields.get("headers") or () if not n.startswith("ce_") and n != "content-type"]
-    elif protocol == "MQTT/5.0":
-        pairs = [(n, v) for n, v in fields.get("user_properties") or () if n not in attribute_names]
-    elif protocol == "AMQP/1.0":
-        pairs = [(n, v) for n, v in (fields.get("application-properties") or {}).items()
-                 if not n.startswith(("cloudEvents_", "cloudEvents:"))]
-    elif protocol in ("NATS", "HTTP"):
-        pairs = [(n, v) for n, v in fields.get("headers") or ()
-                 if not n.lower().startswith("ce-") and n.lower() not in _HOP_BY_HOP]
-    return [(n, t) for n, v in pairs if (t := _text(v)) is not None]
+    binding = BINDINGS.get(envelope.protocol)
+    if binding is None or not binding.headers:
+        return []
+    values = envelope.fields.get(binding.headers)
+    pairs = (values or {}).items() if binding.headers_map else values or ()
+    prefixes = binding.prefixes
+    if prefixes == ("",):  # unprefixed attributes (MQTT 5): the names read as attributes
+        kept = [(n, v) for n, v in pairs if n not in attribute_names]
+    else:
+        dropped = _NOT_CARRIED[binding.protocol]
+        if binding.casefold:
+            kept = [(n, v) for n, v in pairs if not n.lower().startswith(prefixes) and n.lower() not in dropped]
+        else:
+            kept = [(n, v) for n, v in pairs if not n.startswith(prefixes) and n not in dropped]
+    return [(n, t) for n, v in kept if (t := _text(v)) is not None]
 
 
-def _add_headers(protocol: str, fields: dict[str, Any], headers: list[tuple[str, str]]) -> None:
-    if not headers:
+def _add_headers(binding: Binding, fields: dict[str, Any], headers: list[tuple[str, str]]) -> None:
+    if not headers or not binding.headers:
         return
-    if protocol == "KAFKA":
-        fields["headers"] = list(fields.get("headers") or []) + [(n, v.encode("utf-8")) for n, v in headers]
-    elif protocol == "MQTT/5.0":
-        fields["user_properties"] = list(fields.get("user_properties") or []) + headers
-    elif protocol == "AMQP/1.0":
-        fields["application-properties"] = {**(fields.get("application-properties") or {}), **dict(headers)}
-    elif protocol in ("NATS", "HTTP"):
-        fields["headers"] = list(fields.get("headers") or []) + headers
+    field = binding.headers
+    if binding.headers_map:
+        fields[field] = {**(fields.get(field) or {}), **dict(headers)}
+    elif binding.header_bytes:
+        fields[field] = list(fields.get(field) or []) + [(n, v.encode("utf-8")) for n, v in headers]
+    else:
+        fields[field] = list(fields.get(field) or []) + headers
 
 
-def _set_content_type(protocol: str, fields: dict[str, Any], content_type: str | None) -> None:
+def _set_content_type(binding: Binding, fields: dict[str, Any], content_type: str | None) -> None:
     if content_type is None:
         return
-    if protocol == "KAFKA":
-        fields["headers"] = list(fields.get("headers") or []) + [("content-type", content_type.encode("utf-8"))]
-    elif protocol == "MQTT/5.0":
-        fields["content_type"] = content_type
-    elif protocol == "AMQP/1.0":
-        fields["properties"] = {**(fields.get("properties") or {}), "content-type": content_type}
-    elif protocol in ("NATS", "HTTP"):
-        fields["headers"] = list(fields.get("headers") or []) + [("Content-Type", content_type)]
+    field, name = binding.content_type, binding.content_type_name
+    if not name:
+        fields[field] = content_type
+    elif field == binding.headers and not binding.headers_map:
+        value = content_type.encode("utf-8") if binding.header_bytes else content_type
+        fields[field] = list(fields.get(field) or []) + [(name, value)]
+    else:
+        fields[field] = {**(fields.get(field) or {}), name: content_type}
 
 
-def _attribute_headers(protocol: str, attributes: dict[str, Any]) -> list[tuple[str, str]]:
-    prefix = {"KAFKA": "ce_", "MQTT/5.0": "", "AMQP/1.0": "cloudEvents_", "NATS": "ce-", "HTTP": "ce-"}[protocol]
+def _attribute_headers(binding: Binding, attributes: dict[str, Any]) -> list[tuple[str, str]]:
+    prefix = binding.prefixes[0]
     out = []
     for name, value in attributes.items():
-        if name == "datacontenttype" and protocol != "NATS":
+        if name == "datacontenttype" and binding.datacontenttype:
             continue  # carried by the target's content-type field
         text = _text(value)
         if text is not None:
@@ -157,19 +158,20 @@ def _cross_protocol(envelope: Envelope, target: str) -> Envelope:
             attributes = dict(reading.attributes)
     fields: dict[str, Any] = {}
     body = envelope.body
-    if target == "MQTT/3.1.1":
+    binding = BINDINGS[target]
+    if binding.structured_only:
         if attributes:
             body = _structured_from_binary(attributes, body)
         return Envelope(target, fields, body, envelope.endpoint, dict(envelope.position))
-    if target == "KAFKA":
+    if binding.key:
         key = attributes.get("partitionkey")
-        fields["key"] = str(key).encode("utf-8") if key is not None else None
-    _add_headers(target, fields, _attribute_headers(target, attributes))
-    _add_headers(target, fields, _generic_headers(envelope, set(attributes)))
+        fields[binding.key] = str(key).encode("utf-8") if key is not None else None
+    _add_headers(binding, fields, _attribute_headers(binding, attributes))
+    _add_headers(binding, fields, _generic_headers(envelope, set(attributes)))
     if mode == STRUCTURED or not attributes:
-        _set_content_type(target, fields, content_type)
+        _set_content_type(binding, fields, content_type)
     else:
-        _set_content_type(target, fields, attributes.get("datacontenttype"))
+        _set_content_type(binding, fields, attributes.get("datacontenttype"))
     return Envelope(target, fields, body, envelope.endpoint, dict(envelope.position))
 
 
@@ -183,17 +185,24 @@ def _copy_fields(fields: dict[str, Any]) -> dict[str, Any]:
             for name, value in fields.items()}
 
 
+def _structured_only(protocol: str) -> bool:
+    binding = BINDINGS.get(protocol)
+    return binding is not None and binding.structured_only
+
+
 def outgoing(envelope: Envelope, target: str, extra_headers: list[tuple[str, str]] | None = None) -> Envelope:
     """The envelope a sink of protocol `target` publishes for `envelope` (plus any `xgate-*` headers)."""
     if target == "MEMORY":
         target = envelope.protocol  # the in-process broker carries any protocol's messages as they are
     if envelope.protocol == target or (protocol_family(envelope.protocol) == protocol_family(target)
-                                       and target != "MQTT/3.1.1"):
+                                       and not _structured_only(target)):
         fields = _copy_fields(envelope.fields)
         fields.pop("partition", None)  # the destination topic partitions by key
         out = Envelope(target, fields, envelope.body, envelope.endpoint, dict(envelope.position))
     else:
         out = _cross_protocol(envelope, target)
     if extra_headers:
-        _add_headers(target, out.fields, extra_headers)
+        binding = BINDINGS.get(target)
+        if binding is not None:
+            _add_headers(binding, out.fields, extra_headers)
     return out

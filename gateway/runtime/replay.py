@@ -15,14 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
+from gateway.bindings import BINDINGS
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.runtime.remap import outgoing
 from protocol_adapters.base import EndpointConfig
-
-# the option that names a sink's destination, and the field of a recorded message that holds it
-ADDRESS_OPTION = {"KAFKA": ("topic", "topic"), "MQTT/3.1.1": ("topic_name", "topic_name"),
-                  "MQTT/5.0": ("topic_name", "topic_name"), "NATS": ("subject", "subject")}
 
 
 @dataclass
@@ -34,19 +31,20 @@ class ReplayResult:
 
 def _address(config: EndpointConfig, envelope: Envelope) -> EndpointConfig:
     """The endpoint config with the recorded address (and MQTT QoS / retain) of this message."""
-    option, name = ADDRESS_OPTION.get(config.protocol, (None, None))
-    if option is None or envelope.protocol != config.protocol:
+    binding = BINDINGS.get(config.protocol)
+    if binding is None or not binding.addressed_sink or envelope.protocol != config.protocol:
         return config
+    # the sink option that names its destination is the field that holds the recorded address
+    option = binding.address
     overrides: dict[str, Any] = {}
-    value = envelope.fields.get(name or "")
+    value = envelope.fields.get(option)
     if isinstance(value, str) and value:
         overrides[option] = value
         if option == "topic_name":
             overrides["topic"] = value
-    if config.protocol.startswith("MQTT"):
-        for field_name in ("qos", "retain"):
-            if envelope.fields.get(field_name) is not None:
-                overrides[field_name] = envelope.fields[field_name]
+    for field_name in binding.sink_fields:
+        if envelope.fields.get(field_name) is not None:
+            overrides[field_name] = envelope.fields[field_name]
     return replace(config, options={**config.options, **overrides}) if overrides else config
 
 

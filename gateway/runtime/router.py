@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from gateway.bindings import BINDINGS
 from gateway.runtime.routes import Route
 from gateway.verdict import Verdict
 from protocol_adapters.base import EndpointConfig
 
 # protocols whose sources can refuse a message to its sender (HTTP 4xx, MQTT 5 PUBACK reason code)
-REJECTING_PROTOCOLS = frozenset({"HTTP", "MQTT/5.0"})
+REJECTING_PROTOCOLS = frozenset(protocol for protocol, binding in BINDINGS.items() if binding.rejects)
 
 
 class Kind(str, Enum):

@@ -24,12 +24,13 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+from gateway.errors import GatewayError
 from gateway.loader.fetch import FetchError, RemoteFetcher
 from gateway.schemaregistry.config import SchemaRegistrySettings
 from gateway.schemaregistry.model import SCHEMA_TYPES, RegisteredSchema
 
 
-class RegistryError(Exception):
+class RegistryError(GatewayError):
     """What the registry would not or could not give; `refused` when policy forbade asking."""
 
     def __init__(self, message: str, *, refused: bool = False) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, GatewayError
 from gateway.loader import Snapshot
 from gateway.runtime.routes import SOURCE_USAGES, Route, endpoint_config, resolve_routes
 from gateway.settings import Settings
@@ -62,7 +62,7 @@ class StreamPlan:
     notes: tuple[str, ...] = ()
 
 
-class PlanError(ValueError):
+class PlanError(GatewayError, ValueError):
     """The config cannot run on Spark; the message names the route or endpoint and what is wrong."""
 
 

@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import AsyncIterator
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError, MessageRefused, too_large
+from gateway.errors import AdapterError, MessageRefused, TransientAdapterError, too_large
 from protocol_adapters.base import Delivery, EndpointConfig
 
 
@@ -44,7 +44,7 @@ class MemoryBroker:
 
     def publish(self, address: str, envelope: Envelope) -> None:
         if self.down:
-            raise AdapterError(f"memory broker is down (publish to {address})", retriable=True)
+            raise TransientAdapterError(f"memory broker is down (publish to {address})")
         if address in self.refusing:
             raise MessageRefused(f"memory broker refuses messages to {address}")
         limit = self.max_bytes.get(address)

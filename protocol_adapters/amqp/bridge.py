@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from proton import Connection, Event, Handler, Link, SSLDomain, Terminus, symbol
 from proton.reactor import ApplicationEvent, Container, EventInjector
 
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, TransientAdapterError
 from protocol_adapters.amqp.errors import condition_error, queue_mismatch
 from protocol_adapters.amqp.options import AmqpOptions
 
@@ -165,7 +165,7 @@ class ProtonBridge(Handler):
             self.container.run()
         except BaseException as exc:  # noqa: BLE001  # a handler bug must not leave callers waiting forever
             with contextlib.suppress(Exception):
-                self.driver.gave_up(AdapterError(f"AMQP {self.role} thread failed: {exc!r}", retriable=True))
+                self.driver.gave_up(TransientAdapterError(f"AMQP {self.role} thread failed: {exc!r}"))
         finally:
             with self._calls_lock:
                 self._finished = True
@@ -183,7 +183,7 @@ class ProtonBridge(Handler):
         try:
             action()
         except Exception as exc:  # noqa: BLE001  # start over on a fresh connection, not a half-done reactor
-            error = AdapterError(f"AMQP {self.role}: internal error {exc!r}", retriable=True)
+            error = TransientAdapterError(f"AMQP {self.role}: internal error {exc!r}")
             if self._connection is not None:
                 self._lose(error)
             elif self._reconnect_timer is None and not (self._closing or self._gave_up):
@@ -225,13 +225,12 @@ class ProtonBridge(Handler):
         try:  # proton resolves inside a handler where a failure would end the reactor: check first
             socket.getaddrinfo(parts.hostname, parts.port, type=socket.SOCK_STREAM)
         except OSError as exc:
-            self._attempt_failed(AdapterError(f"AMQP {self.role}: cannot resolve {parts.hostname}: {exc}",
-                                              retriable=True))
+            self._attempt_failed(TransientAdapterError(f"AMQP {self.role}: cannot resolve {parts.hostname}: {exc}"))
             return
         try:
             ssl_domain = self._ssl_domain()
         except Exception as exc:  # noqa: BLE001  # unreadable or invalid certificate files: same on every attempt
-            self._attempt_failed(AdapterError(f"AMQP {self.role}: TLS settings: {exc}", retriable=False))
+            self._attempt_failed(AdapterError(f"AMQP {self.role}: TLS settings: {exc}"))
             return
         kwargs: dict[str, Any] = {"reconnect": False, "ssl_domain": ssl_domain}
         if options.heartbeat:
@@ -265,8 +264,7 @@ class ProtonBridge(Handler):
 
     def _connect_timed_out(self, generation: int) -> None:
         if generation == self.generation and self._connection is not None:
-            self._lose(AdapterError(f"AMQP {self.role}: no attach within {self.options.connect_timeout}s",
-                                    retriable=True))
+            self._lose(TransientAdapterError(f"AMQP {self.role}: no attach within {self.options.connect_timeout}s"))
 
     def _current(self, event: Event) -> bool:
         return self._connection is not None and event.connection == self._connection
@@ -341,7 +339,7 @@ class ProtonBridge(Handler):
         with contextlib.suppress(Exception):
             self.driver.lost(error, self.generation)
         if self._ready and not error.retriable:
-            error = AdapterError(str(error), retriable=True)
+            error = TransientAdapterError(str(error))
         self._after_loss(error)
 
     def _after_loss(self, error: AdapterError) -> None:

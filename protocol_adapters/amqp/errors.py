@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from gateway.errors import AdapterError, EndpointMismatch, MessageRefused
+from gateway.errors import AdapterError, EndpointMismatch, MessageRefused, TransientAdapterError, adapter_failure
 
 # conditions that repeat on every attempt: bad credentials, vhost or address, mismatched queue arguments
 FATAL_CONDITIONS = frozenset({
@@ -34,8 +34,8 @@ def condition_error(where: str, name: str | None, description: str | None) -> Ad
         text += f" ({description})"
     if tls_refused(description):
         return AdapterError(f"{text}: check tls.ca (the broker's certificate must be signed by it and name the "
-                            "host in the uri) and tls.cert / tls.key", retriable=False)
-    return AdapterError(text, retriable=label not in FATAL_CONDITIONS)
+                            "host in the uri) and tls.cert / tls.key")
+    return adapter_failure(text, retriable=label not in FATAL_CONDITIONS)
 
 
 # RabbitMQ: "inequivalent arg 'durable' for queue 'q' in vhost '/': received 'true' but current is 'false'"
@@ -68,7 +68,7 @@ def tls_refused(description: str | None) -> bool:
 
 
 def disconnected(where: str) -> AdapterError:
-    return AdapterError(f"AMQP {where}: connection lost before the broker settled the delivery", retriable=True)
+    return TransientAdapterError(f"AMQP {where}: connection lost before the broker settled the delivery")
 
 
 def rejected(node: str, name: str | None, description: str | None) -> MessageRefused:
@@ -78,4 +78,4 @@ def rejected(node: str, name: str | None, description: str | None) -> MessageRef
 
 
 def released(node: str, state: str) -> AdapterError:
-    return AdapterError(f"AMQP {node}: broker {state} the message without accepting it", retriable=True)
+    return TransientAdapterError(f"AMQP {node}: broker {state} the message without accepting it")

@@ -138,7 +138,7 @@ def _body(data: list[bytes], sequences: list[Any], value: Any, has_value: bool) 
 
 
 def decode_message(encoded: bytes | memoryview) -> tuple[dict[str, Any], bytes]:
-    """The fields and body of one encoded AMQP message. Raises AdapterError(retriable=False) when malformed."""
+    """The fields and body of one encoded AMQP message. Raises AdapterError when malformed."""
     view = memoryview(encoded)
     fields: dict[str, Any] = {}
     data: list[bytes] = []
@@ -170,7 +170,7 @@ def decode_message(encoded: bytes | memoryview) -> tuple[dict[str, Any], bytes]:
             elif kind == AMQP_VALUE:
                 value, has_value = content, True
     except Exception as exc:  # proton raises DataException and friends for truncated or foreign bytes
-        raise AdapterError(f"AMQP message could not be decoded: {exc}", retriable=False) from exc
+        raise AdapterError(f"AMQP message could not be decoded: {exc}") from exc
     return fields, _body(data, sequences, value, has_value)
 
 
@@ -296,7 +296,7 @@ def encode_message(envelope: Envelope, *, durable: bool) -> bytes:
     """The envelope's AMQP sections and a data section with its body, encoded for a transfer.
 
     `durable` is the header's durable flag unless the envelope's header carries one. Raises
-    AdapterError(retriable=False) for a field that has no AMQP form (sending it again cannot help).
+    AdapterError (never retriable) for a field that has no AMQP form (sending it again cannot help).
     """
     fields = envelope.fields if envelope.protocol == PROTOCOL else {}
     codec = Data()
@@ -324,7 +324,7 @@ def encode_message(envelope: Envelope, *, durable: bool) -> bytes:
             _put(codec, FOOTER, footer)
         return codec.encode()
     except _Unencodable as exc:
-        raise AdapterError(f"AMQP message cannot be encoded: {current}: {exc}", retriable=False) from None
+        raise AdapterError(f"AMQP message cannot be encoded: {current}: {exc}") from None
     except Exception as exc:  # proton's codec refusing a value
-        raise AdapterError(f"AMQP message cannot be encoded: {current}: {exc}", retriable=False) from exc
+        raise AdapterError(f"AMQP message cannot be encoded: {current}: {exc}") from exc
 

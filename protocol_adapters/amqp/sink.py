@@ -7,7 +7,7 @@ and each waits for its own disposition. ACCEPTED completes the send;
 REJECTED raises MessageRefused, and a message over the link's max-message-size
 (the broker's attach) MessageTooLarge without being sent; RELEASED or MODIFIED, a lost
 connection, a broker that cannot be reached, or no disposition within
-`sendtimeout` raise AdapterError(retriable=True). A delivery whose
+`sendtimeout` raise TransientAdapterError. A delivery whose
 disposition was lost with the connection may have arrived: the retry makes a
 duplicate, never a loss.
 
@@ -28,11 +28,12 @@ from typing import Self
 from proton import Connection, Delivery, Event, Link
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError, too_large
+from gateway.errors import AdapterError, TransientAdapterError, too_large
 from protocol_adapters.amqp.bridge import ProtonBridge, configure_terminus, link_properties
 from protocol_adapters.amqp.errors import disconnected, rejected, released
 from protocol_adapters.amqp.mapping import encode_message
-from protocol_adapters.amqp.options import AmqpOptions
+from protocol_adapters.amqp.options import AmqpOptions, build_options
+from protocol_adapters.base import EndpointConfig
 
 CONNECTING, READY, DOWN, FAILED = "connecting", "ready", "down", "failed"
 
@@ -111,7 +112,7 @@ class _Sending:
                 in_flight = []
             else:
                 self._solo = max(self._solo, len(in_flight))
-            error = AdapterError(str(error), retriable=True)
+            error = TransientAdapterError(str(error))
         self._error = error
         for item in in_flight:
             self._finish(item, disconnected(self.options.node) if error.retriable else error)
@@ -126,7 +127,7 @@ class _Sending:
         self._fail_waiting(error)
 
     def closing(self) -> None:
-        self.gave_up(AdapterError(f"AMQP sink {self.options.node}: closed", retriable=True))
+        self.gave_up(TransientAdapterError(f"AMQP sink {self.options.node}: closed"))
 
     def _fail_waiting(self, error: AdapterError) -> None:
         while self._waiting:
@@ -139,7 +140,7 @@ class _Sending:
             self._waiting.append(item)
             self._pump()
         else:
-            self._finish(item, self._error or AdapterError("AMQP sink not connected", retriable=True))
+            self._finish(item, self._error or TransientAdapterError("AMQP sink not connected"))
 
     def _pump(self) -> None:
         link = self._link
@@ -222,20 +223,24 @@ class AmqpSink:
     async def send(self, envelope: Envelope) -> None:
         bridge = self._bridge
         if bridge is None or self._closed:
-            raise AdapterError("AMQP sink used outside 'async with'", retriable=False)
+            raise AdapterError("AMQP sink used outside 'async with'")
         if not bridge.alive:
             bridge = self._start()  # the proton thread died (a bug): a fresh one rather than a dead sink
         payload = encode_message(envelope, durable=self.options.durable)
         item = _Send(payload, asyncio.get_running_loop().create_future())
         sending = self._sending
         if not bridge.call(lambda: sending.submit(item)):
-            raise AdapterError(f"AMQP sink {self.options.node}: closed", retriable=True)
+            raise TransientAdapterError(f"AMQP sink {self.options.node}: closed")
         try:
             await asyncio.wait_for(item.future, self.options.send_timeout)
         except TimeoutError:
             item.abandoned = True
-            raise AdapterError(f"AMQP sink {self.options.node}: no disposition within "
-                               f"{self.options.send_timeout}s", retriable=True) from None
+            raise TransientAdapterError(f"AMQP sink {self.options.node}: no disposition within "
+                                        f"{self.options.send_timeout}s") from None
         except asyncio.CancelledError:
             item.abandoned = True
             raise
+
+
+def create_sink(config: EndpointConfig) -> AmqpSink:
+    return AmqpSink(build_options(config))

@@ -26,11 +26,12 @@ from typing import Any, Self
 from proton import Connection, Delivery, Event, Link, Terminus
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, ObserverRefused
 from protocol_adapters.amqp.bridge import ProtonBridge, configure_terminus, link_properties
 from protocol_adapters.amqp.mapping import PROTOCOL, decode_message
-from protocol_adapters.amqp.options import AmqpOptions
+from protocol_adapters.amqp.options import AmqpOptions, build_options
 from protocol_adapters.base import Delivery as Outcome
+from protocol_adapters.base import EndpointConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,3 +234,14 @@ class AmqpSource:
     def _failed(self, error: AdapterError) -> None:
         self._error = error
         self._changed.set()
+
+
+def create_source(config: EndpointConfig) -> AmqpSource:
+    return AmqpSource(build_options(config))
+
+
+def create_observer(config: EndpointConfig) -> AmqpSource:
+    """An AMQP queue hands each message to one receiver: reading it takes it from the gateway."""
+    raise ObserverRefused(f"AMQP endpoint {config.endpoint_id!r}: capturing from a queue takes its messages away "
+                          "from the gateway (a queue gives each message to one receiver); pass --destructive to "
+                          "capture anyway")

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from protocol_adapters.http.options import (
-           HttpSinkOptions,
-           HttpSourceOptions,
-           share_source,
-           sink_options,
-           source_options,
-)
-from protocol_adapters.http.sink import HttpSink, create_sink
-from protocol_adapters.http.source import HttpSource, create_source
+from protocol_adapters.lazy import lazy_exports
 
-__all__ = ["HttpSink", "HttpSinkOptions", "HttpSource", "HttpSourceOptions", "create_sink", "create_source",
-           "share_source", "sink_options", "source_options"]
+_HOMES = {"HttpSource": "source", "create_source": "source", "HttpSink": "sink", "create_sink": "sink",
+          "HttpSourceOptions": "options", "HttpSinkOptions": "options", "share_source": "options",
+          "sink_options": "options", "source_options": "options"}
+__all__ = list(_HOMES)
+__getattr__ = lazy_exports(__name__, _HOMES)

@@ -1,10 +1,10 @@
-"""Which HTTP failures retrying can fix: the sink's translation into AdapterError(retriable=...)."""
+"""Which HTTP failures retrying can fix: the sink's translation into AdapterError or TransientAdapterError."""
 
 from __future__ import annotations
 
 import aiohttp
 
-from gateway.errors import AdapterError, MessageRefused, MessageTooLarge
+from gateway.errors import AdapterError, MessageRefused, MessageTooLarge, adapter_failure
 
 # 408 Request Timeout, 425 Too Early and 429 Too Many Requests say "later", like a 5xx
 RETRIABLE_STATUSES = frozenset({408, 425, 429})
@@ -23,7 +23,7 @@ def status_error(endpoint: str, url: str, status: int, reason: str | None, detai
         return MessageTooLarge(message)
     if status in REFUSED_STATUSES:
         return MessageRefused(message)
-    return AdapterError(message, retriable=retriable)
+    return adapter_failure(message, retriable=retriable)
 
 
 def client_error(endpoint: str, url: str, exc: BaseException) -> AdapterError:
@@ -35,4 +35,4 @@ def client_error(endpoint: str, url: str, exc: BaseException) -> AdapterError:
         what = "timed out"
     else:
         what = f"failed: {type(exc).__name__}: {exc}"
-    return AdapterError(f"HTTP sink {endpoint!r}: request to {url} {what}", retriable=retriable)
+    return adapter_failure(f"HTTP sink {endpoint!r}: request to {url} {what}", retriable=retriable)

@@ -13,7 +13,7 @@ from types import TracebackType
 import aiohttp
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import TransientAdapterError
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.http.errors import client_error, status_error
 from protocol_adapters.http.mapping import outgoing_headers
@@ -58,7 +58,7 @@ class HttpSink:
         session = self._session
         options = self.options
         if session is None:
-            raise AdapterError(f"HTTP sink {options.endpoint_id!r} is not open", retriable=True)
+            raise TransientAdapterError(f"HTTP sink {options.endpoint_id!r} is not open")
         headers = outgoing_headers(envelope)
         if self._extra_headers:
             wanted = {name.lower() for name, _ in self._extra_headers}

@@ -24,7 +24,7 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import adapter_failure
 from protocol_adapters.base import Delivery, EndpointConfig
 from protocol_adapters.http.guard import GuardedServer
 from protocol_adapters.http.mapping import allowed_path, envelope_from_request, error_body, verdict_body
@@ -88,9 +88,8 @@ class HttpSource:
         except OSError as exc:
             await runner.cleanup()
             # a port in use may come free (a previous process ending); a bad address or no permission will not
-            raise AdapterError(f"HTTP source {options.endpoint_id!r} cannot listen on "
-                               f"{options.host}:{options.port}: {exc}",
-                               retriable=exc.errno == errno.EADDRINUSE) from exc
+            raise adapter_failure(f"HTTP source {options.endpoint_id!r} cannot listen on {options.host}:{options.port}: "
+                                  f"{exc}", retriable=exc.errno == errno.EADDRINUSE) from exc
         self._runner = runner
         self.port = site.port
         return self

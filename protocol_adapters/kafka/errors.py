@@ -1,4 +1,5 @@
-"""aiokafka failures as AdapterError, with `retriable` saying whether trying again can help."""
+"""aiokafka failures as AdapterError or TransientAdapterError: aiokafka's own `retriable` flag decides, except for
+the few failures it leaves unflagged that pass once the broker is back."""
 
 from __future__ import annotations
 
@@ -8,34 +9,15 @@ from typing import Any
 from aiokafka import errors as kafka_errors  # type: ignore[import-untyped]  # aiokafka ships no type information
 from aiokafka.conn import create_conn  # type: ignore[import-untyped]
 
-from gateway.errors import AdapterError, MessageRefused, MessageTooLarge
+from gateway.errors import AdapterError, MessageRefused, MessageTooLarge, adapter_failure
 from protocol_adapters.tls import tls_refusal
 
-# failures aiokafka does not flag retriable but that pass once the broker is back or less busy
+# failures aiokafka (0.14) does not flag retriable but that pass once the broker is back or less busy; the other
+# connection, timeout and replica failures it flags itself, and it leaves every refusal of the record, the
+# request or the credentials (too large, unauthorized, unsupported SASL mechanism) unflagged
 _TRANSIENT = (
-    kafka_errors.KafkaConnectionError,
     kafka_errors.KafkaTimeoutError,
-    kafka_errors.NoBrokersAvailable,
-    kafka_errors.NodeNotReadyError,
-    kafka_errors.RequestTimedOutError,
-    kafka_errors.NotEnoughReplicasError,
-    kafka_errors.NotEnoughReplicasAfterAppendError,
-    kafka_errors.CoordinatorNotAvailableError,
     kafka_errors.KafkaUnavailableError,
-)
-# never helped by retrying: the record, the request or the credentials are wrong
-_PERMANENT = (
-    kafka_errors.MessageSizeTooLargeError,
-    kafka_errors.RecordTooLargeError,
-    kafka_errors.InvalidTopicError,
-    kafka_errors.TopicAuthorizationFailedError,
-    kafka_errors.GroupAuthorizationFailedError,
-    kafka_errors.ClusterAuthorizationFailedError,
-    kafka_errors.UnsupportedSaslMechanismError,
-    kafka_errors.AuthenticationFailedError,
-    kafka_errors.SaslAuthenticationFailed,
-    kafka_errors.UnsupportedVersionError,
-    kafka_errors.IllegalArgumentError,
 )
 
 # about the one record (max.request.size on the client, message.max.bytes or a policy on the broker), not the topic
@@ -46,8 +28,6 @@ KafkaError = kafka_errors.KafkaError
 
 
 def is_retriable(exc: BaseException) -> bool:
-    if isinstance(exc, _PERMANENT):
-        return False
     if isinstance(exc, (*_TRANSIENT, OSError, TimeoutError)):
         return True
     return bool(getattr(exc, "retriable", False))
@@ -58,14 +38,14 @@ def adapter_error(exc: BaseException, doing: str) -> AdapterError:
     if isinstance(exc, AdapterError):
         return exc
     if (refusal := tls_refusal(exc)) is not None:
-        return AdapterError(f"Kafka: could not {doing}: TLS handshake failed: {refusal}", retriable=False)
+        return AdapterError(f"Kafka: could not {doing}: TLS handshake failed: {refusal}")
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, _TOO_LARGE):
         return MessageTooLarge(f"Kafka: could not {doing}: record too large ({detail}; the limits are the "
                                "producer's max_request_size and the broker's message.max.bytes)")
     if isinstance(exc, _RECORD_REFUSED):
         return MessageRefused(f"Kafka: could not {doing}: the broker refused the record: {detail}")
-    return AdapterError(f"Kafka: could not {doing}: {detail}", retriable=is_retriable(exc))
+    return adapter_failure(f"Kafka: could not {doing}: {detail}", retriable=is_retriable(exc))
 
 
 async def bootstrap_error(exc: BaseException, kwargs: dict[str, Any], doing: str) -> AdapterError:

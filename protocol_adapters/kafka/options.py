@@ -147,7 +147,7 @@ class KafkaSinkOptions:
 def ssl_context(tls: TlsSettings | None, client_id: str) -> ssl.SSLContext:
     """Reads the certificate files; a file that cannot be loaded is a non-retriable AdapterError naming it."""
     def fail(message: str) -> AdapterError:
-        return AdapterError(f"Kafka client {client_id!r}: {message}", retriable=False)
+        return AdapterError(f"Kafka client {client_id!r}: {message}")
     return client_context(tls, fail)
 
 

@@ -23,11 +23,12 @@ from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
 from aiokafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, adapter_failure
+from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
 from protocol_adapters.kafka.mapping import OutgoingRecord, outgoing_record
-from protocol_adapters.kafka.options import KafkaSinkOptions
+from protocol_adapters.kafka.options import KafkaSinkOptions, sink_options
 
 # seconds during which a failed connection attempt answers every send without trying again
 _RETRY_AFTER = 0.5
@@ -50,7 +51,7 @@ class KafkaSink:
             # built here so that a bad TLS file fails at startup, not at the first message
             kwargs = options.connection.client_kwargs()
         except (OSError, ValueError) as exc:
-            raise AdapterError(f"Kafka sink {options.endpoint_id!r}: bad TLS settings: {exc}", retriable=False) from exc
+            raise AdapterError(f"Kafka sink {options.endpoint_id!r}: bad TLS settings: {exc}") from exc
         kwargs.update(
             acks=options.acks,
             enable_idempotence=options.idempotent,
@@ -152,14 +153,14 @@ class KafkaSink:
 
     async def _connect(self) -> Any:
         if self._kwargs is None or self._closed:
-            raise AdapterError("Kafka sink used outside `async with`", retriable=False)
+            raise AdapterError("Kafka sink used outside `async with`")
         loop = asyncio.get_running_loop()
         async with self._lock:
             if self._producer is not None:
                 return self._producer
             if self._failure is not None and loop.time() - self._failure[0] < _RETRY_AFTER:
                 failure = self._failure[1]
-                raise AdapterError(str(failure), retriable=failure.retriable)
+                raise adapter_failure(str(failure), retriable=failure.retriable)
             producer = AIOKafkaProducer(**self._kwargs)
             try:
                 async with asyncio.timeout(self.options.connection.connect_timeout):
@@ -228,3 +229,7 @@ class _BatchPlan:
         for _, batch, _ in done:
             batch.close()
         return done
+
+
+def create_sink(config: EndpointConfig) -> KafkaSink:
+    return KafkaSink(sink_options(config))

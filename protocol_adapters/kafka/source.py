@@ -17,7 +17,9 @@ import asyncio
 import collections
 import contextlib
 import random
+import secrets
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, Self
 
@@ -25,10 +27,10 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener  # type: ignore
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
-from protocol_adapters.base import Delivery
+from protocol_adapters.base import Delivery, EndpointConfig
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error, is_retriable
 from protocol_adapters.kafka.mapping import record_envelope
-from protocol_adapters.kafka.options import KafkaSourceOptions
+from protocol_adapters.kafka.options import KafkaSourceOptions, source_options
 
 _POLL_MS = 200
 # longest a revocation waits for records already handed out to be delivered before it commits
@@ -92,7 +94,7 @@ class KafkaSource:
         try:
             kwargs = options.connection.client_kwargs()
         except (OSError, ValueError) as exc:
-            raise AdapterError(f"Kafka source {options.endpoint_id!r}: bad TLS settings: {exc}", retriable=False) from exc
+            raise AdapterError(f"Kafka source {options.endpoint_id!r}: bad TLS settings: {exc}") from exc
         consumer = AIOKafkaConsumer(
             group_id=options.group_id,
             enable_auto_commit=False,
@@ -318,3 +320,19 @@ def _drop_ready(ready: collections.deque[tuple[Any, Any]], dropped: Callable[[tu
     ready.clear()
     ready.extend(kept)
 
+
+def create_source(config: EndpointConfig) -> KafkaSource:
+    options = source_options(config)
+    if not options.transactional_id:
+        return KafkaSource(options)
+    # transactional_source builds on this module: imported here, so that the imports point one way
+    from protocol_adapters.kafka.transactional_source import TransactionalKafkaSource
+
+    return TransactionalKafkaSource(options)
+
+
+def create_observer(config: EndpointConfig) -> KafkaSource:
+    """Reads beside the gateway: a consumer group of its own that never commits (the gateway's group untouched)."""
+    options = source_options(config)
+    group = f"xgate-capture-{config.endpoint_id}-{secrets.token_hex(4)}"
+    return KafkaSource(replace(options, group_id=group, commit=False))

@@ -47,7 +47,7 @@ class TransactionalKafkaSource(KafkaSource):
         try:
             kwargs = options.connection.client_kwargs()
         except (OSError, ValueError) as exc:
-            raise AdapterError(f"Kafka source {options.endpoint_id!r}: bad TLS settings: {exc}", retriable=False) from exc
+            raise AdapterError(f"Kafka source {options.endpoint_id!r}: bad TLS settings: {exc}") from exc
         transaction = transactions.acquire(str(options.transactional_id), {**kwargs, "linger_ms": 5})
         transaction.on_failure = self._failed
         try:
@@ -157,7 +157,7 @@ class TransactionalKafkaSource(KafkaSource):
         """Another process holds the transactional id now: stop this route instead of fighting over it."""
         self._fenced = AdapterError(
             f"Kafka source {self.options.endpoint_id!r}: transactional id {self.options.transactional_id!r} was taken "
-            f"over by another gateway ({exc}); an exactly-once route runs in one gateway at a time", retriable=False)
+            f"over by another gateway ({exc}); an exactly-once route runs in one gateway at a time")
         self._stopping.set()
         self._acked.set()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from aiomqtt import MqttCodeError, MqttError
 from paho.mqtt.reasoncodes import ReasonCode
 
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, TransientAdapterError, adapter_failure
 from protocol_adapters.tls import tls_refusal
 
 # reason codes >= 0x80 that a later attempt may not see again (the broker is busy, moving, or restarting)
@@ -59,29 +59,27 @@ def connect_error(exc: BaseException, where: str, tls_alert: str | None = None) 
         refusal = f"the broker refused it with {tls_alert} (check tls.cert and tls.key: it may require a " \
                   "client certificate it trusts)"
     if refusal is not None:
-        return AdapterError(f"MQTT TLS handshake with {where} failed: {refusal}", retriable=False)
+        return AdapterError(f"MQTT TLS handshake with {where} failed: {refusal}")
     if isinstance(exc, MqttCodeError):
         value = reason_value(exc.rc)
         if value is not None and value >= 0x80 and not reason_retriable(value):
-            return AdapterError(f"MQTT broker {where} refused the connection: {describe(exc.rc)}",
-                                retriable=False)
-    return AdapterError(f"MQTT broker {where} unreachable: {exc or type(exc).__name__}", retriable=True)
+            return AdapterError(f"MQTT broker {where} refused the connection: {describe(exc.rc)}")
+    return TransientAdapterError(f"MQTT broker {where} unreachable: {exc or type(exc).__name__}")
 
 
 def connection_lost(where: str, cause: BaseException | None = None) -> AdapterError:
     detail = f": {cause}" if cause is not None else ""
-    return AdapterError(f"MQTT connection to {where} lost{detail}", retriable=True)
+    return TransientAdapterError(f"MQTT connection to {where} lost{detail}")
 
 
 def publish_refused(code: object, topic: str) -> AdapterError:
     value = reason_value(code) or 0x80
-    return AdapterError(f"MQTT broker refused the publish to {topic!r}: {describe(code)}",
-                        retriable=reason_retriable(value))
+    return adapter_failure(f"MQTT broker refused the publish to {topic!r}: {describe(code)}",
+                           retriable=reason_retriable(value))
 
 
 def subscribe_refused(code: object, topic_filter: str) -> AdapterError:
-    return AdapterError(f"MQTT broker refused the subscription to {topic_filter!r}: {describe(code)}",
-                        retriable=False)
+    return AdapterError(f"MQTT broker refused the subscription to {topic_filter!r}: {describe(code)}")
 
 
 __all__ = ["MqttError", "connect_error", "connection_lost", "publish_refused", "reason_retriable",

@@ -88,17 +88,17 @@ def _text(field: str, value: Any) -> str:
         try:
             text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
-            raise AdapterError(f"MQTT 5 property {field} is not UTF-8 text", retriable=False) from None
+            raise AdapterError(f"MQTT 5 property {field} is not UTF-8 text") from None
     else:
         text = value if isinstance(value, str) else str(value)
     try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError:
-        raise AdapterError(f"MQTT 5 property {field} is not valid UTF-8 text", retriable=False) from None
+        raise AdapterError(f"MQTT 5 property {field} is not valid UTF-8 text") from None
     # MQTT strings must not hold U+0000 (a broker closes the connection over it)
     if size > _MAX_STRING or "\x00" in text:
         raise AdapterError(f"MQTT 5 property {field} cannot be sent: it holds U+0000 or is longer than 65535 "
-                           f"bytes", retriable=False)
+                           f"bytes")
     return text
 
 
@@ -106,9 +106,9 @@ def _integer(field: str, value: Any, high: int) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise AdapterError(f"MQTT 5 property {field} must be an integer, found {value!r}", retriable=False) from None
+        raise AdapterError(f"MQTT 5 property {field} must be an integer, found {value!r}") from None
     if not 0 <= number <= high:
-        raise AdapterError(f"MQTT 5 property {field} out of range: {number}", retriable=False)
+        raise AdapterError(f"MQTT 5 property {field} out of range: {number}")
     return number
 
 
@@ -179,7 +179,7 @@ def publish_properties(fields: dict[str, Any]) -> PublishProperties | None:
     if correlation is not None:
         data = correlation.encode("utf-8") if isinstance(correlation, str) else bytes(correlation)
         if len(data) > _MAX_STRING:
-            raise AdapterError("MQTT 5 correlation_data longer than 65535 bytes", retriable=False)
+            raise AdapterError("MQTT 5 correlation_data longer than 65535 bytes")
         parts.append(b"\x09" + _string(data))
     for name, value in user_property_pairs(fields.get("user_properties")):
         parts.append(b"\x26" + _string(name.encode("utf-8")) + _string(value.encode("utf-8")))

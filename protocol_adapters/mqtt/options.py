@@ -222,7 +222,7 @@ def ssl_context(options: MqttOptions) -> ssl.SSLContext | None:
         return None
 
     def fail(message: str) -> AdapterError:
-        return AdapterError(f"MQTT endpoint {options.endpoint_id!r}: {message}", retriable=False)
+        return AdapterError(f"MQTT endpoint {options.endpoint_id!r}: {message}")
     return client_context(options.tls, fail)
 
 

@@ -25,7 +25,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError, MessageTooLarge, too_large
+from gateway.errors import AdapterError, MessageTooLarge, TransientAdapterError, adapter_failure, too_large
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.mqtt.errors import connect_error, connection_lost, publish_refused, reason_value
 from protocol_adapters.mqtt.mapping import publish_properties
@@ -103,8 +103,8 @@ class MqttSink:
         if info.rc == mqtt.MQTT_ERR_PAYLOAD_SIZE:
             raise MessageTooLarge(f"MQTT publish to {self._topic!r}: payload beyond MQTT's 268435455 bytes")
         if info.rc != mqtt.MQTT_ERR_SUCCESS:
-            raise AdapterError(f"MQTT publish to {self._topic!r} on {self._where} failed: "
-                               f"{mqtt.error_string(info.rc)}", retriable=info.rc not in _PERMANENT)
+            raise adapter_failure(f"MQTT publish to {self._topic!r} on {self._where} failed: "
+                                  f"{mqtt.error_string(info.rc)}", retriable=info.rc not in _PERMANENT)
         if info.is_published():
             return
         confirmed: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
@@ -112,8 +112,8 @@ class MqttSink:
         try:
             code = await asyncio.wait_for(confirmed, self.options.publish_timeout)
         except TimeoutError:
-            raise AdapterError(f"MQTT broker {self._where} did not confirm a publish to {self._topic!r} "
-                               f"within {self.options.publish_timeout}s", retriable=True) from None
+            raise TransientAdapterError(f"MQTT broker {self._where} did not confirm a publish to {self._topic!r} "
+                                        f"within {self.options.publish_timeout}s") from None
         finally:
             if self._pending.get(info.mid) is confirmed:
                 del self._pending[info.mid]

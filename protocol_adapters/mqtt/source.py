@@ -29,10 +29,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import secrets
 import ssl
 import struct
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Self
 
@@ -350,3 +351,11 @@ class MqttSource:
 
 def create_source(config: EndpointConfig) -> MqttSource:
     return MqttSource(build_options(config))
+
+
+def create_observer(config: EndpointConfig) -> MqttSource:
+    """Reads beside the gateway: a plain subscription (no shared group) in a clean session of its own client id."""
+    options = build_options(config)
+    filters = tuple(f.split("/", 2)[2] if f.startswith("$share/") else f for f in options.topic_filters)
+    return MqttSource(replace(options, topic_filters=filters, clean=True, session_expiry=0,
+                              client_id=f"{options.client_id}-capture-{secrets.token_hex(4)}"))

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from protocol_adapters.lazy import lazy_exports
 
-from protocol_adapters.base import EndpointConfig
-from protocol_adapters.nats.options import NatsOptions, share_source, sink_options, source_options
-from protocol_adapters.nats.sink import NatsSink, create_sink
-from protocol_adapters.nats.source import NatsSource, create_source
-
-__all__ = ["NatsOptions", "NatsSink", "NatsSource", "create_observer", "create_sink", "create_source",
-           "share_source", "sink_options", "source_options"]
-
-
-def create_observer(config: EndpointConfig) -> NatsSource:
-    """Reads beside the gateway: JetStream through an ephemeral consumer, core NATS without the queue group."""
-    return NatsSource(replace(source_options(config), ephemeral=True, queue_group=""))
+_HOMES = {"NatsSource": "source", "create_source": "source", "create_observer": "source", "NatsSink": "sink",
+          "create_sink": "sink", "NatsOptions": "options", "share_source": "options", "sink_options": "options",
+          "source_options": "options"}
+__all__ = list(_HOMES)
+__getattr__ = lazy_exports(__name__, _HOMES)

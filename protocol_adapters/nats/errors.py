@@ -1,11 +1,11 @@
-"""Which NATS failures retrying can fix: the translation of nats-py exceptions into AdapterError(retriable=...)."""
+"""Which NATS failures retrying can fix: nats-py exceptions as AdapterError or TransientAdapterError."""
 
 from __future__ import annotations
 
 import nats.errors
 import nats.js.errors
 
-from gateway.errors import AdapterError, MessageRefused, MessageTooLarge
+from gateway.errors import AdapterError, MessageRefused, MessageTooLarge, adapter_failure
 
 # a request the server refused for good: retrying the same message cannot help
 _PERMANENT = (
@@ -65,4 +65,4 @@ def adapter_error(endpoint: str, action: str, exc: BaseException) -> AdapterErro
         return MessageTooLarge(f"NATS endpoint {endpoint!r}: {action} failed: message exceeds max_payload")
     if isinstance(exc, nats.errors.BadHeaderError):
         return MessageRefused(f"NATS endpoint {endpoint!r}: {action} failed: header name {detail!r} not allowed")
-    return AdapterError(f"NATS endpoint {endpoint!r}: {action} failed: {detail}", retriable=is_retriable(exc))
+    return adapter_failure(f"NATS endpoint {endpoint!r}: {action} failed: {detail}", retriable=is_retriable(exc))

@@ -94,7 +94,7 @@ class NatsOptions:
             return None  # a server that requires TLS anyway gets nats-py's default (system CAs)
 
         def fail(message: str) -> AdapterError:
-            return AdapterError(f"NATS endpoint {self.endpoint_id!r}: {message}", retriable=False)
+            return AdapterError(f"NATS endpoint {self.endpoint_id!r}: {message}")
         return client_context(self.tls, fail)
 
 

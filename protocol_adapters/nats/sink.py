@@ -35,12 +35,12 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError, too_large
+from gateway.errors import AdapterError, TransientAdapterError, too_large
 from protocol_adapters.base import EndpointConfig
+from protocol_adapters.nats.connection import confirm_written, connect, ensure_stream
 from protocol_adapters.nats.errors import adapter_error
 from protocol_adapters.nats.mapping import HeaderPairs, outgoing_headers, outgoing_reply
 from protocol_adapters.nats.options import NatsOptions, sink_options
-from protocol_adapters.nats.source import confirm_written, connect, ensure_stream
 
 # seconds during which a failed reopen answers every send without trying again
 _RETRY_AFTER = 0.5
@@ -103,7 +103,7 @@ class NatsSink:
             # fail fast while reconnecting: nats-py would buffer the message and send it after the
             # reconnect, by which time the runtime has given up on it and sends it again
             state = "not open" if client is None else "not connected to the server (reconnecting)"
-            raise AdapterError(f"NATS sink {self.options.endpoint_id!r}: {state}", retriable=True)
+            raise TransientAdapterError(f"NATS sink {self.options.endpoint_id!r}: {state}")
         headers = outgoing_headers(envelope)
         size = len(envelope.body) + header_block_size(headers)
         if size > client.max_payload:
@@ -123,7 +123,7 @@ class NatsSink:
         elif ack.stream != self.options.stream:
             # stored, but elsewhere: the endpoint's subject belongs to another stream (a configuration error)
             raise AdapterError(f"NATS sink {self.options.endpoint_id!r}: subject {self.subject!r} is stored by "
-                               f"stream {ack.stream!r}, not the configured {self.options.stream!r}", retriable=False)
+                               f"stream {ack.stream!r}, not the configured {self.options.stream!r}")
 
     async def _confirmed(self, client: Client) -> None:
         """Join the next confirmation round: everything published before it starts is covered by it."""

@@ -23,7 +23,7 @@ from tests.certificates import make_pki
 
 
 def _fail(message: str) -> AdapterError:
-    return AdapterError(f"endpoint 'e': {message}", retriable=False)
+    return AdapterError(f"endpoint 'e': {message}")
 
 
 @pytest.mark.parametrize(("protocol", "uri", "build"), [

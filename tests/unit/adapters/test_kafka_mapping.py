@@ -10,7 +10,7 @@ from aiokafka.structs import ConsumerRecord
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
-from protocol_adapters.kafka.errors import adapter_error
+from protocol_adapters.kafka.errors import adapter_error, is_retriable
 from protocol_adapters.kafka.mapping import OutgoingRecord, outgoing_record, record_envelope
 from protocol_adapters.kafka.options import sink_options, source_options
 from protocol_adapters.kafka.source import _Partition
@@ -180,6 +180,23 @@ class TestErrors:
         assert adapter_error(ConnectionRefusedError(), "connect").retriable
         assert not adapter_error(errors.MessageSizeTooLargeError(), "produce").retriable
         assert not adapter_error(errors.TopicAuthorizationFailedError(), "produce").retriable
+
+    def test_retriable_is_aiokafkas_flag_but_for_the_two_it_leaves_unflagged(self) -> None:
+        from aiokafka import errors
+
+        flagged = (errors.KafkaConnectionError, errors.NoBrokersAvailable, errors.NodeNotReadyError,
+                   errors.RequestTimedOutError, errors.NotEnoughReplicasError,
+                   errors.NotEnoughReplicasAfterAppendError, errors.CoordinatorNotAvailableError)
+        unflagged_but_transient = (errors.KafkaTimeoutError, errors.KafkaUnavailableError)
+        refusals = (errors.MessageSizeTooLargeError, errors.RecordTooLargeError, errors.InvalidTopicError,
+                    errors.TopicAuthorizationFailedError, errors.GroupAuthorizationFailedError,
+                    errors.ClusterAuthorizationFailedError, errors.UnsupportedSaslMechanismError,
+                    errors.AuthenticationFailedError, errors.SaslAuthenticationFailed, errors.UnsupportedVersionError,
+                    errors.IllegalArgumentError)
+        assert all(kind.retriable for kind in flagged)
+        assert not any(kind.retriable for kind in (*unflagged_but_transient, *refusals))
+        assert all(is_retriable(kind()) for kind in (*flagged, *unflagged_but_transient))
+        assert not any(is_retriable(kind()) for kind in refusals)
 
 
 class TestPartitionTracker:

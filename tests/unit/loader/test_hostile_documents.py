@@ -15,7 +15,7 @@ from gateway.compiler import compile_registry
 from gateway.errors import Diagnostic
 from gateway.loader import load_snapshot
 from gateway.loader.decode import MAX_YAML_ALIASES, MAX_YAML_CHARACTERS, decode_text
-from gateway.loader.limits import MAX_DOCUMENT_VALUES, MAX_NESTING_DEPTH, measure
+from gateway.loader.document_limits import MAX_DOCUMENT_VALUES, MAX_NESTING_DEPTH, measure
 from gateway.metrics import names
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader

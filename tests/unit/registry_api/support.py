@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 from gateway.loader import Snapshot, load_snapshot
 from gateway.metrics.server import MetricsServer
 from gateway.registry_api import RegistryView
-from gateway.registry_api.routes import answer
+from gateway.registry_api.handlers import answer
 from gateway.settings import MetricsSettings, RegistrySettings
 from tests.conftest import SHARED_CONFORMANCE
 

@@ -109,7 +109,7 @@ def test_schema_versions_down_to_one_version(view: RegistryView) -> None:
 def test_schema_without_details_is_the_document_with_xregistry_headers(view: RegistryView) -> None:
     from multidict import MultiDict
 
-    from gateway.registry_api.routes import answer
+    from gateway.registry_api.handlers import answer
 
     response = answer(view.state, BASE, "/schemagroups/shop/schemas/reading", MultiDict())
     assert response.status == 200 and response.content_type == "application/json"

@@ -25,7 +25,7 @@ from gateway.check import judge_record
 from gateway.compiler import Ruleset, compile_registry
 from gateway.loader import Snapshot, load_snapshot
 from gateway.registry_api import RegistryView, registry_document
-from gateway.registry_api.routes import answer
+from gateway.registry_api.handlers import answer
 from tests.conformance.cloudevents_wire import PROTOCOL_MODES, encode
 from tests.conformance.corpus_outcomes import corpus_documents, relative
 from tests.conftest import ABSENT_HINT, SHARED_CONFORMANCE

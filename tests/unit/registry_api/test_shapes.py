@@ -13,7 +13,7 @@ import pytest
 
 from gateway.loader import load_snapshot
 from gateway.registry_api import RegistryView
-from gateway.registry_api.model import MODEL
+from gateway.registry_api.registry_model import MODEL
 from gateway.registry_api.tree import GROUP_TYPES
 from tests.conftest import ABSENT_HINT
 from tests.unit.registry_api.registry import write_registry

@@ -313,7 +313,7 @@ class _Refusing(memory.MemorySource):
     """A source whose connection is refused for good (as a broker refusing a queue's properties)."""
 
     async def __aenter__(self) -> memory.MemorySource:
-        raise AdapterError(f"endpoint {self.config.endpoint_id!r}: refused for good", retriable=False)
+        raise AdapterError(f"endpoint {self.config.endpoint_id!r}: refused for good")
 
 
 def _refusing_when_asked(config: EndpointConfig) -> memory.MemorySource:

@@ -30,7 +30,6 @@ from aiohttp import web
 
 from gateway.registry_api.errors import JSON_TYPE, ApiError, api_not_found, not_found
 from gateway.registry_api.errors import json_response as _json
-from gateway.registry_api.model import MODEL
 from gateway.registry_api.query import (
     NO_INLINE,
     ROOT,
@@ -40,9 +39,10 @@ from gateway.registry_api.query import (
     parse_filters,
     parse_inline,
 )
+from gateway.registry_api.registry_model import MODEL
 from gateway.registry_api.render import CAPABILITIES, DETAILS, Chain, Renderer
+from gateway.registry_api.served import ApiState, RegistryView
 from gateway.registry_api.tree import GROUPS, Node
-from gateway.registry_api.view import ApiState, RegistryView
 from gateway.registry_api.write import ALLOW as WRITE_ALLOW
 from gateway.registry_api.write import WRITES, RegistryWriter
 
