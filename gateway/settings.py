@@ -82,8 +82,12 @@ from gateway.loader.decode import decode_file
 from gateway.loader.fetch import RemoteFetcher, RemotePolicy, parse_allow
 from gateway.loader.sources import DEFAULT_INTERVAL, MIN_INTERVAL, RegistrySource
 from gateway.metrics.access import server_context
-from gateway.schemaregistry.config import (SchemaRegistrySettings, base_url, parse_schemaregistries,
-                                           schema_registries_section)
+from gateway.schemaregistry.config import (
+    SchemaRegistrySettings,
+    base_url,
+    parse_schemaregistries,
+    schema_registries_section,
+)
 
 POLICIES = ("forward", "observe", "reject", "drop")
 SETTINGS_FILES = ("gateway.yaml", "gateway.yml")

@@ -27,8 +27,8 @@ def cmd_export(args: argparse.Namespace) -> ExitCode:
     if not config.is_dir():
         print(f"xgate export: {config} is not a directory", file=sys.stderr)
         return ExitCode.USAGE
-    settings, problems = load_settings(config)  # gateway.yaml `sources:` are part of what `run` enforces
-    snapshot, problems = load_documents([config], settings, problems)
+    settings, settings_problems = load_settings(config)  # gateway.yaml `sources:` are part of what `run` enforces
+    snapshot, problems = load_documents([config], settings, settings_problems)
     report([*problems, *snapshot.diagnostics])
     text = json.dumps(registry_document(snapshot, resolved=args.resolved), indent=2, ensure_ascii=False,
                       default=str) + "\n"
