@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.commands.exit_code import ExitCode
-from gateway.commands.startup import Loaded, connecting, load_config, report
+from gateway.commands.startup import Loaded, connecting_diagnostics, load_config, report
 from gateway.errors import EndpointMismatch, GatewayError
 from gateway.loader.sources import RegistrySources
 from gateway.registry_api import RegistryView
@@ -65,7 +65,7 @@ def _accepted(args: argparse.Namespace, loaded: Loaded) -> tuple[list[Route], En
     engine = Engine(routes, loaded.ruleset, drain_timeout=settings.runtime.drain_timeout, summary_interval=interval,
                     create_source=create_source)
     problems += adapter_diagnostics(engine.adapter_problems(routes), registry_model)
-    report([*connecting(loaded), *problems, *route_warnings(routes, registry_model, settings)])
+    report([*connecting_diagnostics(loaded), *problems, *route_warnings(routes, registry_model, settings)])
     if problems or any(d.code == "settings" for d in loaded.diagnostics):
         print("xgate run: fix the settings and routes above first", file=sys.stderr)
         return None

@@ -117,7 +117,7 @@ def unusable(command: str, loaded: Loaded, *, strict: bool, endpoint: str | None
     return None
 
 
-def connecting(loaded: Loaded) -> list[Diagnostic]:
+def connecting_diagnostics(loaded: Loaded) -> list[Diagnostic]:
     """The problems of a command that connects to brokers (`run`, `capture`, `replay`): besides the load's, the
     credentials a document should not carry."""
     return [*loaded.diagnostics, *credential_warnings(loaded.snapshot.registry)]
@@ -127,7 +127,7 @@ def endpoint_to_connect(config_dir: str, endpoint_id: str, command: str, role: s
     """The endpoint a capture (role "source") or replay ("sink") talks to, or None after saying why it cannot:
     checked as `run` checks a route's endpoints, before connecting."""
     loaded = load_config(config_dir)
-    report(connecting(loaded))
+    report(connecting_diagnostics(loaded))
     registry = loaded.snapshot.registry
     if endpoint_id not in registry.endpoints:
         print(f"xgate {command}: endpoint {endpoint_id!r} is not in the registry "

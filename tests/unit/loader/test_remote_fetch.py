@@ -19,7 +19,7 @@ import pytest
 
 from gateway.check import judge_record
 from gateway.cli import main
-from gateway.commands.startup import connecting, load_config
+from gateway.commands.startup import connecting_diagnostics, load_config
 from gateway.compiler import compile_registry
 from gateway.compiler.payload.jsonschema import compile_jsonschema
 from gateway.errors import Severity
@@ -365,7 +365,7 @@ def test_xgate_run_loads_with_the_remote_settings(tmp_path: Path, server: Server
     write_doc(tmp_path, "registry.xreg.json", _document(f"{server.base}/schemas/reading.json"))
     (tmp_path / "gateway.yaml").write_text("remote:\n  allow: [127.0.0.1]\n  timeout: 2\n")
     loaded = load_config(str(tmp_path))
-    ruleset, settings, diagnostics = loaded.ruleset, loaded.settings, connecting(loaded)
+    ruleset, settings, diagnostics = loaded.ruleset, loaded.settings, connecting_diagnostics(loaded)
     assert settings.remote == RemotePolicy(("127.0.0.1",), 2.0)
     assert [d for d in diagnostics if d.severity is Severity.ERROR] == []
     assert shape(judge_record(ruleset, kafka_ce("t", body=WRONG), "ep")) == \

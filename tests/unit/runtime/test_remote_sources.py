@@ -18,7 +18,7 @@ import pytest
 
 from gateway.check import judge_record
 from gateway.cli import main
-from gateway.commands.startup import connecting, load_config
+from gateway.commands.startup import connecting_diagnostics, load_config
 from gateway.compiler import compile_registry
 from gateway.errors import Severity
 from gateway.loader import load_snapshot
@@ -244,7 +244,7 @@ def test_startup_and_check_read_the_sources_and_go_on_without_a_dead_one(tmp_pat
     config = _config(tmp_path, server)
     sources = RegistrySources()
     loaded = load_config(str(config), sources)
-    ruleset, diagnostics = loaded.ruleset, connecting(loaded)
+    ruleset, diagnostics = loaded.ruleset, connecting_diagnostics(loaded)
     assert [d for d in diagnostics if d.severity is Severity.ERROR] == []
     assert shape(judge_record(ruleset, kafka_ce("t1"), "ep")) == ok("g", "m")
     assert list(sources.documents()) == [server.base + "/registry"]
@@ -255,7 +255,7 @@ def test_startup_and_check_read_the_sources_and_go_on_without_a_dead_one(tmp_pat
 
     server.status = 503
     loaded = load_config(str(config))
-    ruleset, diagnostics = loaded.ruleset, connecting(loaded)
+    ruleset, diagnostics = loaded.ruleset, connecting_diagnostics(loaded)
     [warning] = [d for d in diagnostics if d.code == "source"]
     assert warning.severity is Severity.WARNING and "HTTP status 503" in warning.message
     assert ruleset.definition_count == 0

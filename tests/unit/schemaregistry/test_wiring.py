@@ -48,7 +48,7 @@ def test_the_offline_commands(config: tuple[Path, bytes]) -> None:
 def test_run_at_startup_and_on_reload(config: tuple[Path, bytes]) -> None:
     loaded = startup.load_config(str(config[0]))
     snapshot, ruleset, settings = loaded.snapshot, loaded.ruleset, loaded.settings
-    diagnostics = startup.connecting(loaded)
+    diagnostics = startup.connecting_diagnostics(loaded)
     assert [d for d in diagnostics if d.severity.value == "error"] == []
     assert _judge(ruleset, config[1])[0] == "conformant"
     reloader = Reloader(config[0], None, snapshot, settings)  # type: ignore[arg-type]  # _load needs no engine
