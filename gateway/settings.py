@@ -85,7 +85,12 @@ from gateway.loader.fetch import RemoteFetcher, RemotePolicy, parse_allow
 from gateway.loader.sources import DEFAULT_INTERVAL, MIN_INTERVAL, RegistrySource
 from gateway.metrics.access import server_context
 from gateway.registry_api.config import EventSettings, WriteSettings, read_events, read_write
-from gateway.schemaregistry.config import SchemaRegistrySettings, base_url, parse_schemaregistries
+from gateway.schemaregistry.config import (
+    SchemaRegistrySettings,
+    base_url,
+    parse_schemaregistries,
+    schema_registries_section,
+)
 
 POLICIES = ("forward", "observe", "reject", "drop")
 SETTINGS_FILES = ("gateway.yaml", "gateway.yml")
@@ -371,17 +376,6 @@ def _remote(raw: Any, problems: list[str]) -> RemotePolicy:
     return defaults if found else RemotePolicy(tuple(allow), timeout, int(max_bytes), cache_ttl)
 
 
-def load_remote_policy(path: str | Path) -> tuple[RemotePolicy, list[Diagnostic]]:
-    """Only the `remote` section of a gateway.yaml, for the offline commands (`check`, `lint`, `explain`)."""
-    raw, problem = decode_file(Path(path))
-    if problem is not None:
-        return RemotePolicy(), [problem]
-    problems: list[str] = []
-    section = _expand(raw.get("remote"), "/remote", problems) if isinstance(raw, dict) else None
-    policy = _remote(section, problems)
-    return policy, settings_diagnostics(path, problems)
-
-
 def _source(raw: Any, where: str, fetcher: RemoteFetcher, problems: list[str]) -> RegistrySource | None:
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping ({', '.join(_SOURCE_KEYS)})")
@@ -423,24 +417,56 @@ def _sources(raw: Any, remote: RemotePolicy, problems: list[str]) -> tuple[Regis
     return tuple(out)
 
 
-def load_limits(path: str | Path) -> tuple[Limits, list[Diagnostic]]:
-    """Only `runtime.limits` of a gateway.yaml, for the offline commands: they judge as `run` does."""
+def _remote_section(raw: Any, problems: list[str]) -> RemotePolicy:
+    section = _expand(raw.get("remote"), "/remote", problems) if isinstance(raw, dict) else None
+    return _remote(section, problems)
+
+
+def _limits_section(raw: Any, problems: list[str]) -> Limits:
+    if not isinstance(raw, dict) or not isinstance(raw.get("runtime"), dict):
+        return DEFAULT_LIMITS  # a runtime section that is no mapping is `run`'s to report
+    return _limits(_expand(raw["runtime"].get("limits"), "/runtime/limits", problems), "/runtime/limits", problems)
+
+
+def _sources_section(raw: Any, remote: RemotePolicy, problems: list[str]) -> tuple[RegistrySource, ...]:
+    if not isinstance(raw, dict):
+        return ()
+    return _sources(_expand(raw.get("sources"), "/sources", problems), remote, problems)
+
+
+def load_judging_settings(path: str | Path) -> tuple[Settings, list[Diagnostic]]:
+    """The sections judging needs, from one read of a gateway.yaml: `remote`, `schemaregistries`, `sources` and
+    `runtime.limits` (the rest keep their defaults). The offline commands (`check`, `explain`, `diff`) judge as
+    `run` does, yet must work where its routes and secrets are not: the other sections are not read at all."""
     raw, problem = decode_file(Path(path))
-    if problem is not None or not isinstance(raw, dict) or not isinstance(raw.get("runtime"), dict):
-        return DEFAULT_LIMITS, []  # load_remote_policy reports an unreadable file; `run` a bad runtime section
+    if problem is not None:
+        return Settings(file=str(path)), [problem]
     problems: list[str] = []
-    limits = _limits(_expand(raw["runtime"].get("limits"), "/runtime/limits", problems), "/runtime/limits", problems)
+    remote = _remote_section(raw, problems)
+    registries = schema_registries_section(raw, problems)
+    sources = _sources_section(raw, remote, problems)
+    limits = _limits_section(raw, problems)
+    return Settings(file=str(path), runtime=RuntimeSettings(limits=limits), remote=remote,
+                    schemaregistries=registries, sources=sources), settings_diagnostics(path, problems)
+
+
+def load_limits(path: str | Path) -> tuple[Limits, list[Diagnostic]]:
+    """Only `runtime.limits` of a gateway.yaml."""
+    raw, problem = decode_file(Path(path))
+    if problem is not None:
+        return DEFAULT_LIMITS, []  # load_judging_settings reports an unreadable file
+    problems: list[str] = []
+    limits = _limits_section(raw, problems)
     return limits, settings_diagnostics(path, problems)
 
 
 def load_sources(path: str | Path) -> tuple[tuple[RegistrySource, ...], list[Diagnostic]]:
-    """Only the `sources` section of a gateway.yaml (checked against `remote`), for the offline commands."""
+    """Only the `sources` section of a gateway.yaml (checked against `remote`, whose problems are not its own)."""
     raw, problem = decode_file(Path(path))
-    if problem is not None or not isinstance(raw, dict):
-        return (), []  # load_remote_policy reports the unreadable file already
+    if problem is not None:
+        return (), []  # load_judging_settings reports the unreadable file
     problems: list[str] = []
-    remote = _remote(_expand(raw.get("remote"), "/remote", []), [])  # its problems: load_remote_policy's
-    sources = _sources(_expand(raw.get("sources"), "/sources", problems), remote, problems)
+    sources = _sources_section(raw, _remote_section(raw, []), problems)
     return sources, settings_diagnostics(path, problems)
 
 

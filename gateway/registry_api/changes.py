@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gateway.registry_api.tree import Node, Stamp
-from gateway.registry_api.view import ApiState
+from gateway.registry_api.served import ApiState
 
 
 class Action(Enum):

@@ -29,7 +29,7 @@ from typing import Any
 from gateway.envelope import Envelope
 from gateway.errors import GatewayError, MessageRefused
 from gateway.registry_api.events import CONTENT_TYPE, change_events, encode
-from gateway.registry_api.view import ApiState
+from gateway.registry_api.served import ApiState
 from gateway.runtime.remap import outgoing
 from protocol_adapters.base import EndpointConfig, SinkAdapter
 

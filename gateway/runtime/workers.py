@@ -13,10 +13,11 @@ The supervisor judges nothing. It serves the operator's metrics address:
 `/metrics` is every worker's exposition combined (gateway.metrics.merge),
 `/readyz` is ready when every worker is, `/registry` is answered by a ready
 worker. Each worker serves those on a private loopback port, behind a
-password made per run. SIGTERM/SIGINT go to every worker, each drains as
-one gateway does; SIGHUP too (each worker also watches the config
-directory itself, so one reload reaches all). A worker that exits while
-the gateway is not stopping is started again, with backoff.
+password made per run. A stop (SIGTERM/SIGINT, handled by
+gateway/runtime/service.py) goes to every worker, each drains as one gateway
+does; SIGHUP too (each worker also watches the config directory itself, so one
+reload reaches all). A worker that exits while the gateway is not stopping is
+started again, with backoff.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import aiohttp
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
+from gateway.commands.exit_code import ExitCode
 from gateway.metrics.merge import merge_expositions
 from gateway.metrics.server import MetricsServer
 from gateway.settings import MetricsSettings
@@ -46,7 +48,6 @@ log = logging.getLogger("xgate.workers")
 
 WORKER_USER = "xgate-supervisor"
 SECRET_ENV = "XGATE_WORKER_SECRET"  # the password of the workers' private servers, made per run
-EXIT_USAGE = 2
 POLL_SECONDS = 1.0
 RESTART_MAX_SECONDS = 30.0
 # past the drain timeout, what a worker is still doing is cut off: its unsettled messages stay at the source
@@ -77,14 +78,13 @@ class _Worker:
 
 class Supervisor:
     def __init__(self, config_dir: str, count: int, worker_args: list[str], address: str,
-                 access: MetricsSettings, drain_timeout: float, duration: float | None = None) -> None:
+                 access: MetricsSettings, drain_timeout: float) -> None:
         self.config_dir = config_dir
         self.workers = [_Worker(index) for index in range(count)]
         self.worker_args = worker_args
         self.address = address
         self.access = access
         self.drain_timeout = drain_timeout
-        self.duration = duration
         self._secret = secrets.token_urlsafe(24)
         self._auth = "Basic " + base64.b64encode(f"{WORKER_USER}:{self._secret}".encode()).decode()
         self._stopping = asyncio.Event()
@@ -92,13 +92,10 @@ class Supervisor:
         self._http: aiohttp.ClientSession | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------------
-    async def run(self) -> int:
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, self._stopping.set)
-        loop.add_signal_handler(signal.SIGHUP, self._signal_all, signal.SIGHUP)
-        if self.duration:
-            loop.call_later(self.duration, self._stopping.set)
+    def request_stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> ExitCode:
         log.info("starting %d workers (private ports %s)", len(self.workers),
                  ", ".join(str(worker.port) for worker in self.workers))
         async with contextlib.AsyncExitStack() as stack:
@@ -116,10 +113,10 @@ class Supervisor:
                 await self._stop_all()
                 poller.cancel()
         if self._refused:
-            return EXIT_USAGE
-        return 0 if all(worker.exit_code == 0 for worker in self.workers) else 1
+            return ExitCode.USAGE
+        return ExitCode.OK if all(worker.exit_code == ExitCode.OK for worker in self.workers) else ExitCode.FAILED
 
-    def _signal_all(self, signum: int) -> None:
+    def signal_all(self, signum: int) -> None:
         for worker in self.workers:
             if worker.process is not None and worker.process.returncode is None:
                 worker.process.send_signal(signum)
@@ -136,7 +133,7 @@ class Supervisor:
             worker.exit_code, worker.ready = code, False
             if self._stopping.is_set():
                 return
-            if code == EXIT_USAGE and not worker.became_ready:
+            if code == ExitCode.USAGE and not worker.became_ready:
                 log.error("worker %d refused the configuration (exit 2); stopping", worker.index)
                 self._refused = True
                 self._stopping.set()
@@ -149,7 +146,7 @@ class Supervisor:
 
     async def _stop_all(self) -> None:
         """SIGTERM to every worker; each drains within the drain timeout; one that outlives it is killed."""
-        self._signal_all(signal.SIGTERM)
+        self.signal_all(signal.SIGTERM)
         running = [w.process for w in self.workers if w.process is not None and w.process.returncode is None]
         if not running:
             return

@@ -132,14 +132,19 @@ def parse_schemaregistries(raw: Any, problems: list[str], secret: Secret) -> dic
     return out
 
 
-def load_schema_registries(path: str | Path) -> tuple[dict[str, SchemaRegistrySettings], list[Diagnostic]]:
-    """Only the `schemaregistries` section of a gateway.yaml, for the offline commands (`check`, `lint`,
-    `explain`), as `load_remote_policy` reads only `remote`."""
-    raw, problem = decode_file(Path(path))
-    if problem is not None:
-        return {}, []  # load_remote_policy reports the unreadable file already
-    problems: list[str] = []
+def schema_registries_section(raw: Any, problems: list[str]) -> dict[str, SchemaRegistrySettings]:
+    """The `schemaregistries` section of a decoded gateway.yaml (`${VAR}` expanded), alone."""
     section = expand_env(raw.get("schemaregistries"), "/schemaregistries", problems) if isinstance(raw, dict) \
         else None
-    registries = parse_schemaregistries(section, problems, read_secret)
+    return parse_schemaregistries(section, problems, read_secret)
+
+
+def load_schema_registries(path: str | Path) -> tuple[dict[str, SchemaRegistrySettings], list[Diagnostic]]:
+    """Only the `schemaregistries` section of a gateway.yaml (the offline commands read it with the others that
+    judging needs: gateway.settings.load_judging_settings)."""
+    raw, problem = decode_file(Path(path))
+    if problem is not None:
+        return {}, []  # load_judging_settings reports the unreadable file
+    problems: list[str] = []
+    registries = schema_registries_section(raw, problems)
     return registries, settings_diagnostics(path, problems)

@@ -39,10 +39,10 @@ BINDINGS_DOC = REPO / "tests" / "documents" / "cloudevents" / "bindings.xreg.jso
 # the real command line; `spark` is registered here when gateway/cli.py does not list it yet
 CLI = ("import argparse, sys\n"
        "from gateway import cli\n"
-       "from gateway.spark.commands import add_commands\n"
+       "from gateway.commands.spark import add_command\n"
        "parser = cli.build_parser()\n"
        "sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))\n"
-       "'spark' in sub.choices or add_commands(sub)\n"
+       "'spark' in sub.choices or add_command(sub)\n"
        "args = parser.parse_args(sys.argv[1:])\n"
        "sys.exit(args.handler(args))\n")
 

@@ -19,13 +19,13 @@ import pytest
 
 from gateway.check import judge_record
 from gateway.cli import main
+from gateway.commands.startup import connecting_diagnostics, load_config
 from gateway.compiler import compile_registry
 from gateway.compiler.payload.jsonschema import compile_jsonschema
 from gateway.errors import Severity
 from gateway.loader import load_snapshot
 from gateway.loader.bundle import bundle
 from gateway.loader.fetch import FetchError, RemoteFetcher, RemotePolicy
-from gateway.runtime.commands import _startup
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.settings import load_settings
@@ -364,7 +364,8 @@ def test_xgate_check_fetches_as_the_gateway_yaml_beside_the_documents_allows(
 def test_xgate_run_loads_with_the_remote_settings(tmp_path: Path, server: Server) -> None:
     write_doc(tmp_path, "registry.xreg.json", _document(f"{server.base}/schemas/reading.json"))
     (tmp_path / "gateway.yaml").write_text("remote:\n  allow: [127.0.0.1]\n  timeout: 2\n")
-    _, ruleset, settings, diagnostics = _startup(str(tmp_path))
+    loaded = load_config(str(tmp_path))
+    ruleset, settings, diagnostics = loaded.ruleset, loaded.settings, connecting_diagnostics(loaded)
     assert settings.remote == RemotePolicy(("127.0.0.1",), 2.0)
     assert [d for d in diagnostics if d.severity is Severity.ERROR] == []
     assert shape(judge_record(ruleset, kafka_ce("t", body=WRONG), "ep")) == \

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from gateway.commands.lint import lint_report
 from gateway.compiler import compile_registry
-from gateway.lint import lint_report
 from gateway.loader import load_snapshot
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.routes import endpoint_config

@@ -18,13 +18,13 @@ import pytest
 
 from gateway.check import judge_record
 from gateway.cli import main
+from gateway.commands.startup import connecting_diagnostics, load_config
 from gateway.compiler import compile_registry
 from gateway.errors import Severity
 from gateway.loader import load_snapshot
 from gateway.loader.fetch import RemoteFetcher, RemotePolicy
 from gateway.loader.sources import Outcome, RegistrySource, RegistrySources
 from gateway.metrics import names
-from gateway.runtime.commands import _startup
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.settings import load_settings
@@ -243,7 +243,8 @@ def test_startup_and_check_read_the_sources_and_go_on_without_a_dead_one(tmp_pat
     server.serve(_remote("t1"))
     config = _config(tmp_path, server)
     sources = RegistrySources()
-    _, ruleset, _settings, diagnostics = _startup(str(config), sources)
+    loaded = load_config(str(config), sources)
+    ruleset, diagnostics = loaded.ruleset, connecting_diagnostics(loaded)
     assert [d for d in diagnostics if d.severity is Severity.ERROR] == []
     assert shape(judge_record(ruleset, kafka_ce("t1"), "ep")) == ok("g", "m")
     assert list(sources.documents()) == [server.base + "/registry"]
@@ -253,7 +254,8 @@ def test_startup_and_check_read_the_sources_and_go_on_without_a_dead_one(tmp_pat
     assert [r[0] for r in server.requests] == ["/registry?inline"] * 2
 
     server.status = 503
-    _, ruleset, _, diagnostics = _startup(str(config))
+    loaded = load_config(str(config))
+    ruleset, diagnostics = loaded.ruleset, connecting_diagnostics(loaded)
     [warning] = [d for d in diagnostics if d.code == "source"]
     assert warning.severity is Severity.WARNING and "HTTP status 503" in warning.message
     assert ruleset.definition_count == 0
@@ -264,7 +266,8 @@ def test_the_reloader_follows_a_source_and_keeps_its_rules_through_a_failure(tmp
     server.serve(_remote("t1"))
     config = _config(tmp_path, server)
     sources = RegistrySources()
-    snapshot, ruleset, settings, _ = _startup(str(config), sources)
+    loaded = load_config(str(config), sources)
+    snapshot, ruleset, settings = loaded.snapshot, loaded.ruleset, loaded.settings
     engine = Engine([], ruleset, create_source=memory.create_source, create_sink=memory.create_sink)
     reloader = Reloader(config, engine, snapshot, settings, sources=sources)
 

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from gateway.commands.diff import compare
 from gateway.compiler import compile_registry
-from gateway.diff import compare
 from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
 from gateway.metrics import names

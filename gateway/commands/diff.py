@@ -16,12 +16,21 @@ a CI job can refuse a contract change that would dead-letter traffic.
 
 from __future__ import annotations
 
+import argparse
+import json
+import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
+from gateway.check import judge_line
+from gateway.commands.capture import cmd_capture
+from gateway.commands.exit_code import ExitCode
+from gateway.commands.startup import add_settings_option, load_registry, unusable
 from gateway.verdict import Verdict
 
 EXAMPLES_KEPT = 3
@@ -116,3 +125,72 @@ def compare(pairs: Iterable[tuple[Verdict, Verdict]]) -> DiffReport:
     for number, (old, new) in enumerate(pairs, 1):
         report.add(number, old, new)
     return report
+
+
+def cmd_diff(args: argparse.Namespace) -> ExitCode:
+    """Judge the same recorded messages under two registries and report every change of verdict."""
+    rulesets = []
+    for option, paths in (("--registry", args.registry), ("--against", args.against)):
+        loaded = load_registry(paths, args.settings)
+        refused = unusable(f"diff ({option})", loaded, strict=args.strict, endpoint=args.endpoint)
+        if refused is not None:
+            return refused
+        rulesets.append(loaded.ruleset)
+    old, new = rulesets
+    captured = _capture_for_diff(args) if args.capture else None
+    if args.capture and captured is None:
+        return ExitCode.USAGE
+    path = str(captured) if captured is not None else args.input
+    try:
+        source = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        print(f"xgate diff: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return ExitCode.USAGE
+    try:
+        with source:
+            report = compare((judge_line(old, line, args.endpoint), judge_line(new, line, args.endpoint))
+                             for line in source if line.strip())
+    finally:
+        if captured is not None:
+            captured.unlink(missing_ok=True)
+    if args.format == "json":
+        print(json.dumps(report.to_json(), default=str))
+    else:
+        print(report.render())
+    return ExitCode.NONCONFORMANT if report.tightened else ExitCode.OK
+
+
+def _capture_for_diff(args: argparse.Namespace) -> Path | None:
+    """`diff --capture ENDPOINT --count N`: live messages of ENDPOINT, read beside the gateway as `xgate capture`
+    reads them (the first --registry is the config directory that names the endpoint), into a temporary file."""
+    folder = Path(args.registry[0])
+    if not folder.is_dir():
+        print(f"xgate diff: --capture reads ENDPOINT as configured in a config directory; {folder} is not one",
+              file=sys.stderr)
+        return None
+    output = Path(tempfile.mkstemp(prefix="xgate-diff-", suffix=".jsonl")[1])
+    capture = argparse.Namespace(config=str(folder), endpoint=args.capture, count=args.count, timeout=args.timeout,
+                                 output=str(output), destructive=False)
+    if cmd_capture(capture) != ExitCode.OK:
+        output.unlink(missing_ok=True)
+        return None
+    return output
+
+
+def add_command(commands: Any) -> None:
+    diff = commands.add_parser("diff", help="what a new registry would change: the verdicts of the same traffic "
+                                            "under both (exit 1 when a message would newly fail)")
+    diff.add_argument("--registry", action="append", required=True, metavar="PATH",
+                      help="the registry in force: document or directory (repeatable)")
+    diff.add_argument("--against", action="append", required=True, metavar="PATH",
+                      help="the candidate registry: document or directory (repeatable)")
+    diff.add_argument("--endpoint", help="endpoint id for records that do not name one")
+    diff.add_argument("--format", choices=("table", "json"), default="table")
+    diff.add_argument("--strict", action="store_true", help="any load error in either registry is exit 2")
+    diff.add_argument("input", nargs="?", default="-", help="recorded messages, one JSON object per line")
+    diff.add_argument("--capture", metavar="ENDPOINT",
+                      help="judge live messages of ENDPOINT instead (read beside the gateway, as `xgate capture`)")
+    diff.add_argument("--count", type=int, default=1000, help="with --capture: stop after N messages")
+    diff.add_argument("--timeout", type=float, default=60.0, help="with --capture: stop after SECONDS")
+    add_settings_option(diff)
+    diff.set_defaults(handler=cmd_diff)

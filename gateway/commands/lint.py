@@ -4,29 +4,44 @@ route connects to as its adapter reads it (the same `load_settings_file` and `re
 
 from __future__ import annotations
 
+import argparse
 import json
-from pathlib import Path
 from typing import Any
 
+from gateway.commands.exit_code import ExitCode
+from gateway.commands.startup import Loaded, add_settings_option, load_registry
 from gateway.compiler import Ruleset
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.routes import resolve_routes, route_warnings
-from gateway.settings import Settings, load_settings_file
 
 
-def run_diagnostics(snapshot: Snapshot, settings_file: str | None) -> list[Diagnostic]:
-    """What `run` (and a reload) refuses beyond loading and compiling: the whole gateway.yaml, the routes and
-    the endpoints they connect to."""
-    settings, problems = (Settings(), []) if settings_file is None else load_settings_file(Path(settings_file))
-    routes, route_problems = resolve_routes(snapshot.registry, settings)
-    return [*problems, *route_problems, *route_warnings(routes, snapshot.registry, settings)]
+def cmd_lint(args: argparse.Namespace) -> ExitCode:
+    loaded = load_registry(args.paths, args.settings, whole_settings=True)  # gateway.yaml read once, all of it
+    report = lint_report(loaded.snapshot, loaded.ruleset, [*loaded.problems, *run_diagnostics(loaded)])
+    print(render_json(report) if args.format == "json" else render_text(report))
+    return ExitCode.FAILED if report["errors"] else ExitCode.OK
+
+
+def add_command(commands: Any) -> None:
+    lint = commands.add_parser("lint", help="load and compile documents, report what each holds")
+    lint.add_argument("paths", nargs="+", metavar="PATH")
+    lint.add_argument("--format", choices=("text", "json"), default="text")
+    add_settings_option(lint)
+    lint.set_defaults(handler=cmd_lint)
+
+
+def run_diagnostics(loaded: Loaded) -> list[Diagnostic]:
+    """What `run` (and a reload) refuses beyond loading and compiling: the routes and the endpoints they connect
+    to."""
+    routes, route_problems = resolve_routes(loaded.snapshot.registry, loaded.settings)
+    return [*route_problems, *route_warnings(routes, loaded.snapshot.registry, loaded.settings)]
 
 
 def all_diagnostics(snapshot: Snapshot, ruleset: Ruleset, more: list[Diagnostic] | None = None) -> list[Diagnostic]:
     found = [*snapshot.diagnostics, *ruleset.diagnostics, *credential_warnings(snapshot.registry), *(more or ())]
-    return list(dict.fromkeys(found))  # the offline load read some gateway.yaml sections already
+    return list(dict.fromkeys(found))  # one problem two checks find is listed once
 
 
 def lint_report(snapshot: Snapshot, ruleset: Ruleset, more: list[Diagnostic] | None = None) -> dict[str, Any]:

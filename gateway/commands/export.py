@@ -16,37 +16,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gateway.errors import Severity
-from gateway.loader import load_snapshot
-from gateway.loader.fetch import fetcher_for
-from gateway.loader.sources import RegistrySources
+from gateway.commands.exit_code import ExitCode
+from gateway.commands.startup import load_documents, report
 from gateway.registry_api.document import registry_document
 from gateway.settings import load_settings
 
-EXIT_OK, EXIT_USAGE = 0, 2
 
-
-def cmd_export(args: argparse.Namespace) -> int:
+def cmd_export(args: argparse.Namespace) -> ExitCode:
     config = Path(args.config)
     if not config.is_dir():
         print(f"xgate export: {config} is not a directory", file=sys.stderr)
-        return EXIT_USAGE
-    settings, problems = load_settings(config)
-    fetcher = fetcher_for(settings.remote)
-    sources = RegistrySources(settings.sources)  # gateway.yaml `sources:` are part of what `run` enforces
-    problems = [*problems, *sources.start(fetcher)]
-    snapshot = load_snapshot([config], fetcher=fetcher, schemaregistries=settings.schemaregistries,
-                             documents=sources.documents())
-    for diagnostic in [*problems, *snapshot.diagnostics]:
-        if not (diagnostic.code == "duplicate" and diagnostic.severity is Severity.WARNING):
-            print(diagnostic, file=sys.stderr)
+        return ExitCode.USAGE
+    settings, settings_problems = load_settings(config)  # gateway.yaml `sources:` are part of what `run` enforces
+    snapshot, problems = load_documents([config], settings, settings_problems)
+    report([*problems, *snapshot.diagnostics])
     text = json.dumps(registry_document(snapshot, resolved=args.resolved), indent=2, ensure_ascii=False,
                       default=str) + "\n"
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
         Path(args.output).write_text(text, "utf-8")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def add_command(commands: Any) -> None:

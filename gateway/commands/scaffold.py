@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-EXIT_OK, EXIT_USAGE = 0, 2
+from gateway.commands.exit_code import ExitCode
+
 GROUP = "example.events"
 
 _HEADER = """\
@@ -244,27 +245,27 @@ def _protocols(named: list[str]) -> tuple[str, ...] | str:
     return tuple(p for p in PROTOCOLS if p in wanted)
 
 
-def cmd_init(args: argparse.Namespace) -> int:
+def cmd_init(args: argparse.Namespace) -> ExitCode:
     protocols = _protocols(args.protocols)
     if isinstance(protocols, str):
         print(f"xgate init: {protocols}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     target = Path(args.directory)
     if target.exists() and not target.is_dir():
         print(f"xgate init: {target} exists and is not a directory", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     files = render(protocols)
     existing = [name for name in files if (target / name).exists()]
     if existing and not args.force:
         print(f"xgate init: {target} already holds {', '.join(existing)}; nothing was written "
               "(--force overwrites them)", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     target.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (target / name).write_text(text, "utf-8")
     print(f"wrote {len(files)} files to {target}: {', '.join(files)}")
     print(f"next: xgate lint {target}    then: xgate run --config {target}  (brokers: make brokers)")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def add_command(commands: Any) -> None:

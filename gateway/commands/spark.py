@@ -10,23 +10,25 @@ import importlib.util
 import sys
 from typing import Any, TextIO
 
+from gateway.commands.exit_code import ExitCode
+from gateway.commands.startup import Loaded, unusable
+from gateway.settings import Settings, load_settings
 from gateway.spark.batch import DEFAULT_MASTER
 
-EXIT_OK, EXIT_NONCONFORMANT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
-
-def cmd_spark(args: argparse.Namespace) -> int:
+def cmd_spark(args: argparse.Namespace) -> ExitCode:
     from gateway.compiler import compile_registry
     from gateway.spark.shipping import bundle_from_paths
-    from gateway.usable import unusable
 
     missing = [name for name in ("pyspark", "pyarrow") if importlib.util.find_spec(name) is None]
     if missing:
         print(f"xgate spark: {', '.join(missing)} missing: pip install 'xgate[spark]'", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
+    # not the shared start-up: executors compile the shipped document bytes alone, so the driver judges without
+    # gateway.yaml's remote fetching, sources or limits too
     snapshot, bundle = bundle_from_paths(args.config)
-    ruleset = compile_registry(snapshot.registry, snapshot.digest)
-    refused = unusable("spark", snapshot, ruleset, strict=args.strict, endpoint=args.endpoint)
+    loaded = Loaded(snapshot, compile_registry(snapshot.registry, snapshot.digest), Settings())
+    refused = unusable("spark", loaded, strict=args.strict, endpoint=args.endpoint)
     if refused is not None:
         return refused
     if args.batch:
@@ -34,14 +36,13 @@ def cmd_spark(args: argparse.Namespace) -> int:
     if args.input != "-":
         print("xgate spark: an input file is for --batch; streaming reads the Kafka source endpoints",
               file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     return _run_stream(args, snapshot, bundle)
 
 
-def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> int:
+def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> ExitCode:
     import tempfile
 
-    from gateway.settings import load_settings
     from gateway.spark.batch import build_session
     from gateway.spark.connector import ConnectorError
     from gateway.spark.streaming import BatchWriter, PlanError, plan_stream, require_connector, start_query
@@ -49,7 +50,7 @@ def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> int:
     if len(args.config) != 1:
         print("xgate spark: streaming takes one --config directory (its gateway.yaml holds the routes)",
               file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     settings, problems = load_settings(args.config[0])
     for problem in problems:
         print(problem, file=sys.stderr)
@@ -59,7 +60,7 @@ def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> int:
         plan = plan_stream(snapshot, settings, bundle)
     except PlanError as exc:
         print(f"xgate spark: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     for note in plan.notes:
         print(f"xgate spark: {note}", file=sys.stderr)
     checkpoint = args.checkpoint
@@ -71,13 +72,13 @@ def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> int:
         spark = build_session(args.master, kafka=True)
     except ConnectorError as exc:
         print(f"xgate spark: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
     try:
         try:
             require_connector(spark)
         except PlanError as exc:
             print(f"xgate spark: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return ExitCode.USAGE
         writer = BatchWriter(plan, args.parquet)
         query = start_query(spark, plan, writer, checkpoint=checkpoint, starting=args.starting_offsets,
                             max_offsets=args.max_offsets_per_trigger, trigger_seconds=args.trigger_interval,
@@ -93,13 +94,13 @@ def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> int:
         print(writer.totals.render(), file=sys.stdout, flush=True)
         if failure is not None:
             print(f"xgate spark: the query failed: {failure}", file=sys.stderr)
-            return EXIT_FAILED
-        return EXIT_OK
+            return ExitCode.FAILED
+        return ExitCode.OK
     finally:
         spark.stop()
 
 
-def _run_batch(args: argparse.Namespace, bundle: Any) -> int:
+def _run_batch(args: argparse.Namespace, bundle: Any) -> ExitCode:
     from gateway.spark.batch import build_session, is_parquet, judged_rows, read_lines, read_parquet, write_results
 
     parquet = args.input != "-" and is_parquet(args.input)
@@ -109,7 +110,7 @@ def _run_batch(args: argparse.Namespace, bundle: Any) -> int:
             text = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
             print(f"xgate spark: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
-            return EXIT_USAGE
+            return ExitCode.USAGE
     spark = build_session(args.master)
     try:
         if text is not None:
@@ -120,15 +121,15 @@ def _run_batch(args: argparse.Namespace, bundle: Any) -> int:
                 df = read_parquet(spark, args.input)
             except ValueError as exc:
                 print(f"xgate spark: {exc}", file=sys.stderr)
-                return EXIT_USAGE
+                return ExitCode.USAGE
         summary = write_results(judged_rows(df, bundle, args.endpoint), args.format, sys.stdout)
         sys.stdout.flush()
     finally:
         spark.stop()
-    return EXIT_OK if summary.by_verdict.get("nonconformant", 0) == 0 else EXIT_NONCONFORMANT
+    return ExitCode.OK if summary.by_verdict.get("nonconformant", 0) == 0 else ExitCode.NONCONFORMANT
 
 
-def add_commands(commands: Any) -> None:
+def add_command(commands: Any) -> None:
     spark = commands.add_parser("spark", help="run the Kafka routes on Spark Structured Streaming, or judge data at "
                                               "rest (--batch)")
     spark.add_argument("--config", action="append", required=True, metavar="DIR",

@@ -1,0 +1,69 @@
+"""`xgate infer`: a draft registry document from recorded traffic (gateway/infer/ drafts it); what the draft
+accepts of held-back traffic on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from gateway import jsontext
+from gateway.commands.exit_code import ExitCode
+from gateway.infer import infer
+from gateway.infer.draft import read_sample, refused
+
+
+def cmd_infer(args: argparse.Namespace) -> ExitCode:
+    if not 0 <= args.holdout < 1:
+        print(f"xgate infer: --holdout must be at least 0 and below 1, found {args.holdout}", file=sys.stderr)
+        return ExitCode.USAGE
+    records: list[tuple[int, object]] = []
+    unreadable = 0
+    try:
+        with (sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")) as source:
+            for number, line in enumerate(source, 1):
+                if line.strip():
+                    try:
+                        records.append((number, jsontext.loads(line)))
+                    except ValueError:
+                        unreadable += 1
+    except OSError as exc:
+        print(f"xgate infer: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
+        return ExitCode.USAGE
+    held = int(len(records) * args.holdout)
+    training, held_back = records[:len(records) - held], records[len(records) - held:]
+    if not training:
+        print("xgate infer: no recorded messages to learn from", file=sys.stderr)
+        return ExitCode.USAGE
+    result = infer(training)
+    text = json.dumps(result.document, indent=2) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, "utf-8")
+    used = sum(len(group.samples) for group in result.groups)
+    print(f"xgate infer: {len(result.groups)} definitions from {used} of {len(training)} messages", file=sys.stderr)
+    for reason, count in Counter(reason for _, reason in result.left_out).most_common():
+        lines = [str(n) for n, r in result.left_out if r == reason][:5]
+        print(f"  left out {count}: {reason} (lines {', '.join(lines)})", file=sys.stderr)
+    if unreadable:
+        print(f"  left out {unreadable}: lines that are not JSON", file=sys.stderr)
+    if held_back:  # judged with the draft as written; a held-back line that is no message counts as refused
+        samples = [s for s in (read_sample(n, r) for n, r in held_back) if not isinstance(s, str)]
+        accepted = len(samples) - len(refused(result.document, samples))
+        print(f"  held back {len(held_back)}: the draft accepts {accepted} ({100 * accepted / len(held_back):.1f}%)",
+              file=sys.stderr)
+    return ExitCode.OK
+
+
+def add_command(commands: Any) -> None:
+    command = commands.add_parser("infer", help="a draft registry document (definitions, schemas) from recorded "
+                                                "traffic")
+    command.add_argument("input", nargs="?", default="-", help="recorded messages, one JSON object per line")
+    command.add_argument("-o", "--output", default="-", help="where the draft goes (default: standard output)")
+    command.add_argument("--holdout", type=float, default=0.0, metavar="FRACTION",
+                         help="keep the last FRACTION of the messages out of the draft and say how many it accepts")
+    command.set_defaults(handler=cmd_infer)
