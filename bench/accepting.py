@@ -92,7 +92,7 @@ def candidates(count: int) -> tuple[dict[str, Callable[[], None]], dict[str, int
 
     def check_per_line() -> None:  # the loop `xgate check` ran before check_stream: a json.dumps a verdict
         with open(os.devnull, "w") as out:
-            for verdict in judge_lines(ruleset, io.StringIO(text)):  # noqa: FURB122 - one write a verdict, as it was
+            for verdict in judge_lines(ruleset, io.StringIO(text)):
                 out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
 
     runs["check-per-line"], sizes["check-per-line"], floors["check-per-line"] = check_per_line, count, "floor-mix"

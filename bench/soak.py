@@ -302,7 +302,7 @@ class Gateways:
             return None
         try:
             return gateway.stop(timeout)  # still `current` meanwhile: its RSS is sampled while it drains
-        except Exception:  # noqa: BLE001 - the drain overran: make sure it is gone
+        except Exception:
             gateway.kill()
             return None
         finally:

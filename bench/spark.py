@@ -93,7 +93,7 @@ def batch_candidates(spark: Any, lines: list[str]) -> dict[str, Callable[[], Non
 
     def check() -> None:  # as `xgate check` does it: every verdict written as a JSON line
         with open(os.devnull, "w") as out:
-            for verdict in judge_lines(ruleset, lines):  # noqa: FURB122 - one write a verdict, as the CLI does
+            for verdict in judge_lines(ruleset, lines):
                 out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
 
     def jvm_only() -> None:
@@ -149,7 +149,7 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
 
     def kafka_runner() -> None:
         index = next(rounds)
-        writer = BatchWriter(plan, str(work / f"audit-{index}"), out=open(os.devnull, "w"))  # noqa: SIM115
+        writer = BatchWriter(plan, str(work / f"audit-{index}"), out=open(os.devnull, "w"))
         query = start_query(spark, plan, writer, checkpoint=str(work / f"runner-{index}"), starting="earliest",
                             max_offsets=BATCH_ROWS, trigger_seconds=0, available_now=True)
         query.awaitTermination()

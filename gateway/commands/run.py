@@ -21,8 +21,8 @@ from gateway.errors import EndpointMismatch, GatewayError
 from gateway.loader.sources import RegistrySources
 from gateway.registry_api import RegistryView
 from gateway.registry_api.state import state_file
-from gateway.runtime.registry_wiring import change_publisher, registry_writer
 from gateway.runtime.engine import Engine
+from gateway.runtime.registry_wiring import change_publisher, registry_writer
 from gateway.runtime.reload import Reloader
 from gateway.runtime.routes import Route, adapter_diagnostics, resolve_routes, route_warnings
 from gateway.runtime.service import Gateway, Service, ServiceOptions

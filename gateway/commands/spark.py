@@ -107,7 +107,7 @@ def _run_batch(args: argparse.Namespace, bundle: Any) -> ExitCode:
     text: TextIO | None = None
     if not parquet:
         try:
-            text = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
+            text = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
         except OSError as exc:
             print(f"xgate spark: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
             return ExitCode.USAGE

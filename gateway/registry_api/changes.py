@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from gateway.registry_api.tree import Node, Stamp
 from gateway.registry_api.served import ApiState
+from gateway.registry_api.tree import Node, Stamp
 
 
 class Action(Enum):

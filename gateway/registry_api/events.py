@@ -23,8 +23,8 @@ from typing import Any
 from gateway.registry_api.changes import Action, Change, changes
 from gateway.registry_api.query import NO_INLINE
 from gateway.registry_api.render import Renderer
-from gateway.registry_api.tree import Node, now_text
 from gateway.registry_api.served import ApiState
+from gateway.registry_api.tree import Node, now_text
 
 TYPE_PREFIX = "io.xregistry."
 CONTENT_TYPE = "application/cloudevents+json"

@@ -40,8 +40,8 @@ from gateway.registry_api.edit import REGISTRY_READ_ONLY, Editor, rewrite_local_
 from gateway.registry_api.errors import ApiError, json_response
 from gateway.registry_api.query import NO_INLINE
 from gateway.registry_api.render import DETAILS, Renderer
-from gateway.registry_api.tree import GROUPS, GroupType, Node, ResourceType, now_text
 from gateway.registry_api.served import ApiState, RegistryView
+from gateway.registry_api.tree import GROUPS, GroupType, Node, ResourceType, now_text
 from gateway.runtime.routes import Route
 from gateway.schemaregistry.config import SchemaRegistrySettings
 from gateway.settings import Settings

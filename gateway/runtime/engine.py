@@ -176,7 +176,7 @@ class Engine:
             try:
                 await running.pipeline.run()
                 return
-            except Exception as exc:  # noqa: BLE001 - a route's failure is reported, never ends the service
+            except Exception as exc:
                 reason = failure_text(exc)
                 # the configuration contradicts the broker (AMQP: a queue declared otherwise), found before any
                 # message: restarting cannot help, so it is a route that could not start
@@ -237,7 +237,7 @@ class Engine:
                     continue
                 try:
                     create(config)
-                except Exception as exc:  # noqa: BLE001 - any failure to build is reported with its endpoint
+                except Exception as exc:
                     problems[config.endpoint_id] = failure_text(exc)
         return problems
 

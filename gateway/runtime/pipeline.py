@@ -202,7 +202,7 @@ class Pipeline:
             # shutdown past the drain timeout: released (never acknowledged), so the broker delivers it again
             await self._release(source, _unsettled(batch, judged))
             raise
-        except Exception:  # noqa: BLE001 - a bug must not lose a message: release the unsettled ones, say so
+        except Exception:
             stats.delivery_failures += 1
             log.exception("route %s: messages could not be handled; released for redelivery",
                           self.route.source.endpoint_id)
@@ -277,7 +277,7 @@ class Pipeline:
             try:
                 verdict = classify(envelope)
                 durations.append(clock() - started)
-            except Exception as exc:  # noqa: BLE001 - released for redelivery, or dead-lettered when it keeps failing
+            except Exception as exc:
                 stats.delivery_failures += 1
                 failed = self._judging_failed(envelope, exc)
                 if failed is None:

@@ -13,8 +13,8 @@ from pathlib import Path
 from gateway.errors import GatewayError
 from gateway.loader import Snapshot
 from gateway.registry_api.access import WriteAccess
-from gateway.registry_api.state import StateFile
 from gateway.registry_api.served import RegistryView
+from gateway.registry_api.state import StateFile
 from gateway.registry_api.write import RegistryWriter
 from gateway.runtime.change_events import ChangePublisher
 from gateway.runtime.engine import Engine

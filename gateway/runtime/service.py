@@ -31,8 +31,8 @@ from gateway.commands.exit_code import ExitCode
 from gateway.metrics.server import MetricsServer
 from gateway.registry_api import RegistryView
 from gateway.registry_api.write import RegistryWriter
-from gateway.runtime.change_events import ChangePublisher
 from gateway.runtime import heap
+from gateway.runtime.change_events import ChangePublisher
 from gateway.runtime.engine import STOP_GRACE, Engine
 from gateway.runtime.reload import Reloader
 from gateway.runtime.routes import Route

@@ -77,7 +77,7 @@ def _url_problem(url: Any) -> str | None:
     if parts.query or parts.fragment:
         return f"`url` {url!r} must not have a query or fragment"
     try:
-        parts.port  # noqa: B018 - raises on a port that is not a number
+        parts.port
     except ValueError:
         return f"`url` {url!r} has a port that is not a number"
     return None

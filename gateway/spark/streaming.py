@@ -133,7 +133,7 @@ def jvm_kafka_available(spark: SparkSession) -> bool:
         loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
         jvm.java.lang.Class.forName(KAFKA_PROVIDER, False, loader)
         return True
-    except Exception:  # noqa: BLE001 - py4j raises its own errors; any failure means "not available"
+    except Exception:
         return False
 
 

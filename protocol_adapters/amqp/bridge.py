@@ -155,7 +155,7 @@ class ProtonBridge(Handler):
         for action, args in results:
             try:
                 action(*args)
-            except Exception as exc:  # noqa: BLE001  # one faulty callback must not drop the others
+            except Exception as exc:  # one faulty callback must not drop the others
                 self._loop.call_exception_handler({"message": "xgate AMQP callback failed", "exception": exc})
 
     # -- proton thread ------------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ class ProtonBridge(Handler):
     def _run(self) -> None:
         try:
             self.container.run()
-        except BaseException as exc:  # noqa: BLE001  # a handler bug must not leave callers waiting forever
+        except BaseException as exc:  # a handler bug must not leave callers waiting forever
             with contextlib.suppress(Exception):
                 self.driver.gave_up(TransientAdapterError(f"AMQP {self.role} thread failed: {exc!r}"))
         finally:
@@ -182,7 +182,7 @@ class ProtonBridge(Handler):
     def _guarded(self, action: Callable[[], None]) -> None:
         try:
             action()
-        except Exception as exc:  # noqa: BLE001  # start over on a fresh connection, not a half-done reactor
+        except Exception as exc:  # start over on a fresh connection, not a half-done reactor
             error = TransientAdapterError(f"AMQP {self.role}: internal error {exc!r}")
             if self._connection is not None:
                 self._lose(error)
@@ -229,7 +229,7 @@ class ProtonBridge(Handler):
             return
         try:
             ssl_domain = self._ssl_domain()
-        except Exception as exc:  # noqa: BLE001  # unreadable or invalid certificate files: same on every attempt
+        except Exception as exc:  # unreadable or invalid certificate files: same on every attempt
             self._attempt_failed(AdapterError(f"AMQP {self.role}: TLS settings: {exc}"))
             return
         kwargs: dict[str, Any] = {"reconnect": False, "ssl_domain": ssl_domain}

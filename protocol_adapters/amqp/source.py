@@ -47,7 +47,7 @@ def delivery_tag(delivery: Delivery) -> int | str:
         from cproton import ffi, lib  # type: ignore[import-untyped]  # proton's C binding
         raw = lib.pn_delivery_tag(delivery._impl)
         tag = bytes(ffi.unpack(raw.start, raw.size))
-    except Exception:  # noqa: BLE001  # a proton without this binding: its own (UTF-8) reading
+    except Exception:  # a proton without this binding: its own (UTF-8) reading
         return str(delivery.tag)
     return int.from_bytes(tag, "big") if len(tag) <= 8 else tag.hex()
 

@@ -286,8 +286,16 @@ def _reader(config: EndpointConfig) -> OptionReader:
     return OptionReader(config, "Kafka")
 
 
-__all__ = ["Connection", "KafkaSinkOptions", "KafkaSourceOptions", "OptionError", "sink_options", "source_options",
-           "share_source", "ssl_context"]
+__all__ = [
+    "Connection",
+    "KafkaSinkOptions",
+    "KafkaSourceOptions",
+    "OptionError",
+    "share_source",
+    "sink_options",
+    "source_options",
+    "ssl_context",
+]
 
 
 def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:

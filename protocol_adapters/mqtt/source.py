@@ -327,7 +327,7 @@ class MqttSource:
                 pending = getattr(sock, "pending", None)
                 if pending is None or pending() <= 0:
                     break
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             disconnected = disconnected_of(client)
             if not disconnected.done():
                 disconnected.set_exception(exc)

@@ -141,7 +141,7 @@ class NatsSink:
         self._round = None  # sends from now on publish after this round's marker: they join the next one
         try:
             await confirm_written(client, self.options.publish_timeout)
-        except Exception as exc:  # noqa: BLE001 - handed to every sender of the round
+        except Exception as exc:
             if not round_.done():
                 round_.set_exception(adapter_error(self.options.endpoint_id, f"publish to {self.subject}", exc))
             return

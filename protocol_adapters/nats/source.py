@@ -146,7 +146,7 @@ class NatsSource:
             # a fetch in progress ends within fetchtimeout; what it brings is released below
             try:
                 await asyncio.wait_for(asyncio.shield(self._fetcher), self.options.fetch_timeout + 1.0)
-            except Exception:  # noqa: BLE001 - closing: nothing left to report to
+            except Exception:
                 self._fetcher.cancel()
                 with contextlib.suppress(BaseException):
                     await self._fetcher
@@ -233,7 +233,7 @@ class NatsSource:
     async def _fetch(self) -> None:
         try:
             await self._fetch_forever()
-        except Exception as exc:  # noqa: BLE001 - surfaced by the iteration instead of dying unseen
+        except Exception as exc:
             self._failure = adapter_error(self.options.endpoint_id, f"fetch from stream {self.options.stream}", exc)
             await self._buffer.close()
 

@@ -44,7 +44,7 @@ async def _jetstream_status(server: str) -> str | None:
     try:
         await client.jetstream().account_info()
         return None
-    except Exception as exc:  # noqa: BLE001 - reported as the reason
+    except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     finally:
         await client.close()

@@ -45,7 +45,7 @@ from gateway.settings import load_settings
 from gateway.testing import memory
 from gateway.testing.traffic import generate
 from protocol_adapters.registry import ADAPTERS
-from tests.deploy.test_prometheus_and_grafana import promtool  # noqa: F401 - the fixture (install.sh, once)
+from tests.deploy.test_prometheus_and_grafana import promtool
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -593,7 +593,7 @@ def test_prometheus_scrapes_the_gateway_with_the_shipped_rules() -> None:
         assert host_path(directory.source) / rule_file[len(directory.target) + 1:] == RULES
 
 
-def test_promtool_accepts_the_compose_prometheus_config(promtool: str, tmp_path: Path) -> None:  # noqa: F811
+def test_promtool_accepts_the_compose_prometheus_config(promtool: str, tmp_path: Path) -> None:
     """The compose copy of prometheus.yml, its in-container rule path pointed at the repository's file."""
     local = dict(compose_prometheus_config(), rule_files=[str(RULES)])
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(local))

@@ -162,7 +162,7 @@ def mqtt(data: bytes) -> None:
     raw = cursor.chunk()
     try:
         properties.unpack(raw)
-    except Exception:  # noqa: BLE001 - paho refuses the packet: it never reaches the mapping
+    except Exception:
         return
     fields = fields_from_publish(protocol, topic, qos, retain, properties)
     judge(Envelope(protocol, fields, cursor.rest(), endpoint))
@@ -216,8 +216,8 @@ def payload(data: bytes) -> None:
         value = None
     for name, validator in payload_validators():
         check_bytes, check_value = validator.check_bytes, validator.check_value
-        for result in (_timed(f"{name}.check_bytes", lambda: check_bytes(body, content_type)),  # noqa: B023
-                       _timed(f"{name}.check_value", lambda: check_value(value))):  # noqa: B023 - called at once
+        for result in (_timed(f"{name}.check_bytes", lambda: check_bytes(body, content_type)),
+                       _timed(f"{name}.check_value", lambda: check_value(value))):
             assert result is None or (isinstance(result, tuple) and result and
                                       all(isinstance(v, Violation) for v in result)), (name, result)
 

@@ -246,7 +246,7 @@ def test_jsonschema_suite_as_kafka_traffic_identical_to_check(spark: Any, tmp_pa
 # -- restart from the checkpoint ----------------------------------------------------------------------------------
 
 def spark_process(folder: Path, tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
-    log = open(tmp_path / f"spark-{time.monotonic_ns()}.log", "w")  # noqa: SIM115 - closed with the process
+    log = open(tmp_path / f"spark-{time.monotonic_ns()}.log", "w")
     return subprocess.Popen([sys.executable, "-m", "gateway.cli", "spark", "--config", str(folder), "--master",
                              "local[2]", "--checkpoint", str(tmp_path / "checkpoint"), "--parquet",
                              str(tmp_path / "audit"), "--starting-offsets", "earliest", *extra],

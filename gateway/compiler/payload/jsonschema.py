@@ -154,7 +154,7 @@ class JsonSchemaValidator:
         try:
             if self._is_valid(value):
                 return None
-        except Exception as exc:  # noqa: BLE001 - a non-JSON Python value must not escape
+        except Exception as exc:
             return (decode_violation("a JSON value", repr(value), f"payload is not JSON data: {exc}"),)
         return self._explain(value)
 
@@ -167,7 +167,7 @@ class JsonSchemaValidator:
                 found.append(_violation(error))
                 if len(found) >= MAX_VIOLATIONS:
                     break
-        except Exception:  # noqa: BLE001 - not JSON data, or details unavailable: check_value words it
+        except Exception:
             return self.check_value(value)
         return tuple(found) if found else self.check_value(value)
 
@@ -178,7 +178,7 @@ class JsonSchemaValidator:
                 found.append(_violation(error))
                 if len(found) >= MAX_VIOLATIONS:
                     break
-        except Exception as exc:  # noqa: BLE001 - details are best effort; the verdict stands
+        except Exception as exc:
             found.append(schema_violation("", "valid", value, f"payload fails its JSON Schema ({exc})"))
         if not found:
             found.append(schema_violation("", "valid", value, "payload fails its JSON Schema"))
@@ -210,7 +210,7 @@ def _expected(error: jsonschema_rs.ValidationError) -> str:
         if name == "type" and isinstance(value, list) and len(value) == 1:
             value = value[0]
         text = orjson.dumps(value).decode()
-    except Exception:  # noqa: BLE001 - values that do not serialize print as the keyword alone
+    except Exception:
         return keyword
     if len(text) > _EXPECTED_LIMIT:
         text = text[: _EXPECTED_LIMIT - 3] + "..."

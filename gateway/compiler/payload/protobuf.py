@@ -155,7 +155,7 @@ def _compile(text: str) -> _Compiled | str:
             pool.Add(proto)
             if proto.name == _FILE:
                 main = proto
-    except Exception as exc:  # noqa: BLE001 - the runtime may still refuse a descriptor
+    except Exception as exc:
         return f"invalid .proto: {one_line(exc)}"
     if main is None:
         return "invalid .proto: protoc produced no descriptor for the file"
@@ -238,7 +238,7 @@ class ProtobufValidator:
         message = self._cls()
         try:
             message.ParseFromString(body)
-        except Exception as exc:  # noqa: BLE001 - DecodeError, or anything the runtime raises
+        except Exception as exc:
             name = self._cls.DESCRIPTOR.full_name
             return (decode_violation(f"Protobuf {name}", body, f"payload does not parse as {name}: {exc}"),)
         if message.IsInitialized():
@@ -250,7 +250,7 @@ class ProtobufValidator:
         message = self._cls()
         try:
             json_format.ParseDict(cast(Any, value), message, descriptor_pool=self._pool)
-        except Exception as exc:  # noqa: BLE001 - ParseError, and TypeError for non-object shapes
+        except Exception as exc:
             return (_json_violation(value, exc, self._cls.DESCRIPTOR.full_name),)
         if message.IsInitialized():
             return None

@@ -23,7 +23,7 @@ from gateway.loader import load_snapshot
 from gateway.registry_api import registry_document
 from tests.conftest import ABSENT_HINT
 from tests.unit.builders import ce_message, kafka_ce, write_doc
-from tests.unit.loader.test_remote_fetch import GOOD, SCHEMA, WRONG, Server, _allow_local, server  # noqa: F401
+from tests.unit.loader.test_remote_fetch import GOOD, SCHEMA, WRONG, Server, _allow_local, server
 from tests.unit.registry_api.registry import READING, write_registry
 from tests.unit.registry_api.support import SPEC
 
@@ -138,7 +138,7 @@ def test_spec_samples_are_there() -> None:
 
 # -- remote references ------------------------------------------------------------------------------------------------
 
-def test_what_was_fetched_is_in_the_resolved_document(tmp_path: Path, server: Server) -> None:  # noqa: F811
+def test_what_was_fetched_is_in_the_resolved_document(tmp_path: Path, server: Server) -> None:
     """A remote group (and the schema its message names relative to the remote document) are part of what
     xgate judges with: the resolved export carries them and needs no fetching; the declared one keeps the URLs."""
     url = f"{server.base}/registry.json"
