@@ -1,8 +1,8 @@
 """One row per protocol: how its messages carry CloudEvents and headers (CONFORMANCE.md sections 4 and 7).
 
-Every core module that must know a protocol (reading attributes, re-mapping to another protocol, limits,
-the recorded form, replay, the router) looks its binding up here instead of switching on the name, so a
-new protocol is one `Binding` row plus its adapter folder. Plain values only: no client library, no
+Every core module that must know a protocol (name spellings, reading attributes, re-mapping to another
+protocol, limits, the recorded form, replay, the router, the adapter registry) looks its binding up here
+instead of switching on the name, so a new protocol is one `Binding` row plus its adapter folder and extra. Plain values only: no client library, no
 function of another module, so that everything may import this one.
 """
 
@@ -55,6 +55,10 @@ class Binding:
     protocol: str
     family: str  # MQTT 3.1.1 and 5.0 share field names; every other protocol is its own family
     adapter: str  # its folder under protocol_adapters/, and the extra that installs its client library
+    # how documents name it (CONFORMANCE.md section 1): the name before any "/version", upper case, and the
+    # versions that mean this protocol ("" for none written; "3*" any version starting with 3; (): any version)
+    names: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()
     # the field of open-ended name/value metadata a message carries over to another protocol ("": none)
     headers: str = ""
     headers_map: bool = False  # that field is a map (AMQP application-properties), not ordered (name, value) pairs
@@ -82,8 +86,9 @@ class Binding:
 _AMQP_SECTIONS = ("properties", "application-properties", "message-annotations", "delivery-annotations", "header",
                   "footer")
 _MQTT_5 = Binding(
-    "MQTT/5.0", "MQTT", "mqtt", headers="user_properties", prefixes=("",), content_type="content_type",
-    address="topic_name", addressed_sink=True, sink_fields=("qos", "retain"), limited=("user_properties",), rejects=True,
+    "MQTT/5.0", "MQTT", "mqtt", names=("MQTT",), versions=("", "5", "5.0"), headers="user_properties",
+    prefixes=("",), content_type="content_type", address="topic_name", addressed_sink=True,
+    sink_fields=("qos", "retain"), limited=("user_properties",), rejects=True,
     fields=(*(RecordedField(name) for name in ("topic_name", "qos", "retain", "content_type", "payload_format",
                                                "message_expiry_interval", "response_topic")),
             RecordedField("correlation_data", Form.BYTES),
@@ -93,28 +98,30 @@ _CONNECTION_HEADERS = ("host", "content-length", "connection", "transfer-encodin
                        "trailer", "proxy-connection")
 
 BINDINGS: dict[str, Binding] = {binding.protocol: binding for binding in (
-    Binding("KAFKA", "KAFKA", "kafka", headers="headers", header_bytes=True, prefixes=("ce_",),
+    Binding("KAFKA", "KAFKA", "kafka", names=("KAFKA",), headers="headers", header_bytes=True, prefixes=("ce_",),
             content_type="headers", content_type_name="content-type", key="key", address="topic",
             addressed_sink=True, limited=("headers",),
             fields=(RecordedField("topic", always=True), RecordedField("partition", always=True),
                     RecordedField("timestamp", always=True), RecordedField("key", Form.KEY, always=True),
                     RecordedField("headers", Form.BYTE_HEADERS, always=True, written=Written.ALWAYS))),
-    replace(_MQTT_5, protocol="MQTT/3.1.1", headers="", prefixes=(), rejects=False, structured_only=True),
+    replace(_MQTT_5, protocol="MQTT/3.1.1", versions=("3*",), headers="", prefixes=(), rejects=False,
+            structured_only=True),
     _MQTT_5,
-    Binding("AMQP/1.0", "AMQP/1.0", "amqp", headers="application-properties", headers_map=True,
+    Binding("AMQP/1.0", "AMQP/1.0", "amqp", names=("AMQP",), versions=("", "1.0", "1"),
+            headers="application-properties", headers_map=True,
             prefixes=("cloudEvents_", "cloudEvents:"), values=AttributeValues.AMQP_TYPED,
             content_type="properties", content_type_name="content-type",
             limited=("application-properties", "message-annotations", "delivery-annotations", "footer"),
             fields=tuple(RecordedField(name, Form.SECTION, alias=name.replace("-", "_") if "-" in name else "",
                                        written=Written.NOT_EMPTY) for name in _AMQP_SECTIONS)),
     # the NATS binding maps no `datacontenttype` to its Content-Type header
-    Binding("NATS", "NATS", "nats", headers="headers", casefold=True, prefixes=("ce-",),
+    Binding("NATS", "NATS", "nats", names=("NATS",), headers="headers", casefold=True, prefixes=("ce-",),
             values=AttributeValues.PERCENT_ENCODED, content_type="headers", content_type_name="Content-Type",
             datacontenttype=False, address="subject", addressed_sink=True, limited=("headers",),
             fields=(RecordedField("subject", always=True, written=Written.ALWAYS),
                     RecordedField("reply-to", alias="reply_to", always=True, written=Written.NOT_EMPTY),
                     RecordedField("headers", Form.TEXT_HEADERS, always=True, written=Written.ALWAYS))),
-    Binding("HTTP", "HTTP", "http", headers="headers", casefold=True, prefixes=("ce-",),
+    Binding("HTTP", "HTTP", "http", names=("HTTP", "HTTPS"), headers="headers", casefold=True, prefixes=("ce-",),
             values=AttributeValues.PERCENT_ENCODED, content_type="headers", content_type_name="Content-Type",
             address="path", limited=("headers", "query"), batches=True, rejects=True,
             fields=(RecordedField("method", always=True), RecordedField("path", always=True),

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.bindings import BINDINGS
+from gateway.bindings import BINDINGS, Binding
 
 PROTOCOLS = tuple(BINDINGS)
+# a written protocol name (upper case, before any "/version") -> the bindings it may mean, in table order
+_BY_NAME: dict[str, tuple[Binding, ...]] = {
+    name: tuple(candidate for candidate in BINDINGS.values() if name in candidate.names)
+    for binding in BINDINGS.values() for name in binding.names}
 CLOUDEVENTS = "CloudEvents/1.0"
 
 
@@ -14,22 +18,11 @@ def normalize_protocol(value: Any) -> str | None:
     """`Kafka`, `KAFKA/3.0` -> KAFKA; `AMQP` -> AMQP/1.0; `MQTT` -> MQTT/5.0; `HTTP/2` -> HTTP; `NATS/1.0.0` -> NATS."""
     if not isinstance(value, str):
         return None
-    text = value.strip().upper()
-    name, _, version = text.partition("/")
-    if name == "KAFKA":
-        return "KAFKA"
-    if name == "AMQP" and version in ("", "1.0", "1"):
-        return "AMQP/1.0"
-    if name == "MQTT":
-        if version.startswith("3"):
-            return "MQTT/3.1.1"
-        if version in ("", "5", "5.0"):
-            return "MQTT/5.0"
-        return None
-    if name == "NATS":
-        return "NATS"
-    if name in ("HTTP", "HTTPS"):
-        return "HTTP"
+    name, _, version = value.strip().upper().partition("/")
+    for binding in _BY_NAME.get(name, ()):
+        if not binding.versions or any(version.startswith(written[:-1]) if written.endswith("*") else
+                                       version == written for written in binding.versions):
+            return binding.protocol
     return None
 
 
