@@ -45,15 +45,6 @@ _NATIVE_TYPE_NAMES = frozenset({"string", "integer", "boolean", "timestamp", "du
                                 "uri", "urireference", "uritemplate"})
 
 
-def _memo(memo: dict[str, bool], check: Callable[[Any, bool], bool], value: str) -> bool:
-    known = memo.get(value)
-    if known is None:
-        if len(memo) >= _MEMO_LIMIT:
-            memo.clear()
-        known = memo[value] = check(value, True)
-    return known
-
-
 def _good_name(name: Any) -> bool:
     known = _NAME_OK.get(name)
     if known is None:
@@ -72,12 +63,13 @@ def implicit_rules_hold(attributes: dict[str, Any], text: bool, skip: frozenset[
     get = attributes.get
     ident, kind, source = get("id"), get("type"), get("source")
     if get("specversion") != "1.0" or ident.__class__ is not str or not ident or kind.__class__ is not str or \
-            not kind or source.__class__ is not str or not source or not _memo(_SOURCE_OK, _URIREF, source):
+            not kind or source.__class__ is not str or not source or not _remembered(_SOURCE_OK, _URIREF, source, True):
         return False
     time, dataschema = get("time"), get("dataschema")
     if time is not None and not _TIMESTAMP(time, text):
         return False
-    if dataschema is not None and (dataschema.__class__ is not str or not _memo(_DATASCHEMA_OK, _URI, dataschema)):
+    if dataschema is not None and (dataschema.__class__ is not str or
+                                   not _remembered(_DATASCHEMA_OK, _URI, dataschema, True)):
         return False
     if _GOOD_NAMES.issuperset(attributes):
         return True
@@ -319,12 +311,12 @@ class Plan:
             actual = get(event)
             if actual is not _UNSET and actual != literal:
                 return False
-        if not _memo(_SOURCE_OK, _URIREF, self.source_of(event)):
+        if not _remembered(_SOURCE_OK, _URIREF, self.source_of(event), True):
             return False
         time, dataschema = self.time_of(event), self.dataschema_of(event)
         if time is not _UNSET and not _TIMESTAMP(time, False):
             return False
-        if dataschema is not _UNSET and not _memo(_DATASCHEMA_OK, _URI, dataschema):
+        if dataschema is not _UNSET and not _remembered(_DATASCHEMA_OK, _URI, dataschema, True):
             return False
         for get, is_type in self.native_typed:
             actual = get(event)
