@@ -9,8 +9,10 @@ and the loop stops pulling from the source.
 Batches: a source that fetches many messages at once (Kafka) offers the ones
 it already holds through `take_ready(limit)`; they are handled as one batch
 by one task, and a sink with `send_many` confirms a destination's share of
-the batch with one wait instead of one per message. Every message is still
-judged, delivered, retried and acknowledged on its own terms.
+the batch with one call instead of one per message; a source with `ack_many`
+(Kafka) settles a fully delivered batch with one call, and metrics are
+counted once per batch. Every message is still judged, delivered, retried
+and acknowledged on its own terms: a failure of one is handled for that one.
 """
 
 from __future__ import annotations
