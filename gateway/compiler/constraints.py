@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from enum import Enum
 from typing import Any
 
 from gateway.cloudevents import MISSING, STRUCTURED
@@ -141,25 +142,31 @@ def compile_property(path: str, getter: Getter, propdef: dict[str, Any], default
 IMPLICIT_CE_TYPES = {"source": "urireference", "time": "timestamp", "dataschema": "uri"}
 
 
-def attribute_shortcut(name: str, propdef: dict[str, Any], default_type: str | None) -> tuple[str, Any] | None:
-    """How `passes` may decide a CloudEvents attribute rule without its closure, or None when it may not.
+class Shortcut(Enum):
+    """How the boolean pass may decide a CloudEvents attribute rule without its closure."""
 
-    ("exact", text): required, string-typed, one literal value; ("string", None): required string, any value;
-    ("present", None): required, and its type is one `cloudevents_rules` checks; ("free", None): optional,
-    no value, and its type is one `cloudevents_rules` checks (nothing left to check). Only for the boolean
-    pass: `cloudevents_rules` runs in the same pass, and violations are still found by the closures.
-    """
+    EXACT = "exact"      # required, string-typed, one literal value (the shortcut's value)
+    STRING = "string"    # required string, any value
+    PRESENT = "present"  # required, and its type is one `cloudevents_rules` checks
+    FREE = "free"        # optional, no value, its type one `cloudevents_rules` checks: nothing left to check
+
+
+def attribute_shortcut(name: str, propdef: dict[str, Any],
+                       default_type: str | None) -> tuple[Shortcut, Any] | None:
+    """(kind, literal) when `passes` may decide a CloudEvents attribute rule without its closure, or None when
+    it may not. Only for the boolean pass: `cloudevents_rules` runs in the same pass, and violations are still
+    found by the closures."""
     required = propdef.get("required") is True
     type_name = resolve_type(propdef, default_type)
     value = propdef.get("value")
     if type_name == "string":
         if value is None:
-            return ("string", None) if required else None
+            return (Shortcut.STRING, None) if required else None
         if isinstance(value, str) and not has_placeholders(value) and required:
-            return ("exact", value)
+            return (Shortcut.EXACT, value)
         return None
     if value is None and IMPLICIT_CE_TYPES.get(name) == type_name:
-        return ("present", None) if required else ("free", None)
+        return (Shortcut.PRESENT, None) if required else (Shortcut.FREE, None)
     return None
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from gateway.compiler.constraints import (
     Check,
+    Shortcut,
     attribute_shortcut,
     cloudevents_rules,
     compile_attribute,
@@ -219,70 +220,96 @@ class CompileCache:
         return self._checks[key]
 
 
+@dataclass(frozen=True, slots=True)
+class CompiledRule:
+    """One rule of a definition as a value: its check, how the accepting pass reads it (`part`), whether it
+    makes the definition more specific (`weight`: how many constraints it counts for toward the specificity
+    CONFORMANCE.md section 6 ranks by), and the attribute shortcut that lets the boolean pass skip the check."""
+
+    check: Check
+    part: tuple[Any, ...]
+    weight: int = 0
+    shortcut: tuple[str, tuple[Shortcut, Any]] | None = None  # (attribute, (kind, literal))
+
+
 def compile_definition(definition: MessageDefinition, cache: CompileCache,
                        diagnostics: list[Diagnostic]) -> CompiledDefinition | None:
     attrs = definition.attrs
     cloudevents = attrs.get("envelope") == CLOUDEVENTS
     family = protocol_family(attrs.get("protocol"))
-    checks: list[Check] = []
-    specificity = 0
     metadata = attrs.get("envelopemetadata") or {}
-    declared_content_type: str | None = None
-    shortcut_of: dict[int, tuple[str, tuple[str, Any]]] = {}  # position in `checks` -> (attribute, shortcut)
-    parts: list[tuple[Any, ...]] = []
-    if cloudevents:
-        checks.append(cloudevents_rules)
-        parts.append(("cloudevents",))
-        for name, propdef in metadata.items():
-            if name == "datacontenttype" and isinstance(propdef.get("value"), str):
-                # compared as a media type by the content-type rule, not as a string
-                declared_content_type = propdef["value"]
-                propdef = {k: v for k, v in propdef.items() if k != "value"}
-            default_type = CE_DEFAULT_TYPES.get(name, "string")
-            shortcut = attribute_shortcut(name, propdef, default_type)
-            if shortcut is not None:
-                shortcut_of[len(checks)] = (name, shortcut)
-            checks.append(cache.attribute(name, propdef, default_type))
-            parts.append(("attribute", name, propdef, default_type))
-            specificity += 1
-        binary = frozenset(name for name, propdef in metadata.items()
-                           if resolve_type(propdef, CE_DEFAULT_TYPES.get(name, "string")) == "binary")
-        checks.append(cache.raw_attributes(binary))
-        parts.append(("raw", binary))
-    by_path: dict[str, list[OptionConstraint]] = {}
-    for option in option_constraints(attrs.get("protocol"), attrs.get("protocoloptions") or {}):
-        by_path.setdefault(option.path, []).append(option)
-        specificity += 1
-    for path, options in by_path.items():
-        first = options[0]
-        if len(options) == 1:
-            checks.append(compile_property(path, first.getter, first.propdef, first.default_type))
-        else:
-            checks.append(compile_repeated(path, first.getter, [o.propdef for o in options], first.default_type))
-        parts.append(("check", checks[-1]))
-    if isinstance(attrs.get("datacontenttype"), str):
-        declared_content_type = attrs["datacontenttype"]
+    rules = _attribute_rules(metadata, cache) if cloudevents else []
+    rules += _option_rules(attrs)
     payload_check, implied, compiled, validator = _payload(definition, cloudevents, cache, diagnostics)
     if not compiled:
         return None
-    expected = (declared_content_type,) if declared_content_type else implied
-    if expected:
-        path = "envelopemetadata.datacontenttype" if cloudevents else "datacontenttype"
-        checks.append(cache.content_type(expected, path, cloudevents))
-        parts.append(("content-type", tuple(media_type(e) for e in expected)))
-        specificity += 1 if declared_content_type else 0
+    rules += _content_type_rules(attrs, metadata, implied, cloudevents, cache)
     if payload_check is not None:
-        checks.append(payload_check)
-        parts.append(("payload", validator))
-        specificity += 1
-    shortcuts = AttributeShortcuts(
-        {name: value for name, (kind, value) in shortcut_of.values() if kind == "exact"},
-        tuple(name for name, (kind, _) in shortcut_of.values() if kind == "string"),
-        tuple(name for name, (kind, _) in shortcut_of.values() if kind == "present"))
-    pass_checks = tuple(check for position, check in enumerate(checks) if position not in shortcut_of)
-    return CompiledDefinition(definition.groupid, definition.messageid, family, cloudevents, specificity,
-                              _discriminator(definition, cloudevents, family), tuple(checks), shortcuts,
-                              pass_checks, tuple(parts))
+        rules.append(CompiledRule(payload_check, ("payload", validator), weight=1))
+    return _assemble(definition, cloudevents, family, rules)
+
+
+def _attribute_rules(metadata: dict[str, Any], cache: CompileCache) -> list[CompiledRule]:
+    """The CloudEvents rules: the implicit ones, one per declared attribute, the binary-attribute rule."""
+    rules = [CompiledRule(cloudevents_rules, ("cloudevents",))]
+    for name, propdef in metadata.items():
+        if name == "datacontenttype" and isinstance(propdef.get("value"), str):
+            # compared as a media type by the content-type rule, not as a string
+            propdef = {k: v for k, v in propdef.items() if k != "value"}
+        default_type = CE_DEFAULT_TYPES.get(name, "string")
+        shortcut = attribute_shortcut(name, propdef, default_type)
+        rules.append(CompiledRule(cache.attribute(name, propdef, default_type),
+                                  ("attribute", name, propdef, default_type), weight=1,
+                                  shortcut=(name, shortcut) if shortcut is not None else None))
+    binary = frozenset(name for name, propdef in metadata.items()
+                       if resolve_type(propdef, CE_DEFAULT_TYPES.get(name, "string")) == "binary")
+    rules.append(CompiledRule(cache.raw_attributes(binary), ("raw", binary)))
+    return rules
+
+
+def _option_rules(attrs: dict[str, Any]) -> list[CompiledRule]:
+    """Protocol options: one check per path (a repeated header's constraints together); every constraint
+    counts toward specificity."""
+    by_path: dict[str, list[OptionConstraint]] = {}
+    for option in option_constraints(attrs.get("protocol"), attrs.get("protocoloptions") or {}):
+        by_path.setdefault(option.path, []).append(option)
+    rules = []
+    for path, options in by_path.items():
+        first = options[0]
+        check = compile_property(path, first.getter, first.propdef, first.default_type) if len(options) == 1 \
+            else compile_repeated(path, first.getter, [o.propdef for o in options], first.default_type)
+        rules.append(CompiledRule(check, ("check", check), weight=len(options)))  # each constraint counts
+    return rules
+
+
+def _content_type_rules(attrs: dict[str, Any], metadata: dict[str, Any], implied: tuple[str, ...],
+                        cloudevents: bool, cache: CompileCache) -> list[CompiledRule]:
+    """The content-type rule: a declared content type (specific), else the one the payload format implies."""
+    declared: str | None = None
+    if cloudevents and isinstance((metadata.get("datacontenttype") or {}).get("value"), str):
+        declared = metadata["datacontenttype"]["value"]
+    if isinstance(attrs.get("datacontenttype"), str):
+        declared = attrs["datacontenttype"]
+    expected = (declared,) if declared else implied
+    if not expected:
+        return []
+    path = "envelopemetadata.datacontenttype" if cloudevents else "datacontenttype"
+    return [CompiledRule(cache.content_type(expected, path, cloudevents),
+                         ("content-type", tuple(media_type(e) for e in expected)), weight=1 if declared else 0)]
+
+
+def _assemble(definition: MessageDefinition, cloudevents: bool, family: str | None,
+              rules: list[CompiledRule]) -> CompiledDefinition:
+    """Everything a CompiledDefinition holds, derived from its rules in one place."""
+    shortcuts = [rule.shortcut for rule in rules if rule.shortcut is not None]
+    return CompiledDefinition(
+        definition.groupid, definition.messageid, family, cloudevents, sum(rule.weight for rule in rules),
+        _discriminator(definition, cloudevents, family), tuple(rule.check for rule in rules),
+        AttributeShortcuts({name: value for name, (kind, value) in shortcuts if kind is Shortcut.EXACT},
+                           tuple(name for name, (kind, _) in shortcuts if kind is Shortcut.STRING),
+                           tuple(name for name, (kind, _) in shortcuts if kind is Shortcut.PRESENT)),
+        tuple(rule.check for rule in rules if rule.shortcut is None),
+        tuple(rule.part for rule in rules))
 
 
 def _payload(definition: MessageDefinition, cloudevents: bool, cache: CompileCache,

@@ -17,6 +17,7 @@ import msgspec
 from gateway import jsontext
 from gateway.compiler.constraints import (
     _MEMO_LIMIT,
+    Shortcut,
     _remembered,
     attribute_shortcut,
     content_types_agree,
@@ -174,11 +175,11 @@ class Plan:
         literal = None
         if shortcut is not None:
             kind, literal = shortcut
-            if kind == "exact":
+            if kind is Shortcut.EXACT:
                 self.exact[name] = literal
-            elif kind == "string":
+            elif kind is Shortcut.STRING:
                 self.strings.append(name)
-            elif kind == "present":
+            elif kind is Shortcut.PRESENT:
                 self.present.append(name)
         elif value is None or type_name == "timestamp" and value in ANY_TIMESTAMPS:
             self.typed.append((name, required, _MEMOIZED.get(type_name, is_type), type_name == "binary"))

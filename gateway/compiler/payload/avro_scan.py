@@ -19,7 +19,7 @@ schema nor hold more items than bytes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from gateway.limits import MAX_NESTING, limit_violation, nesting_violation
 from gateway.verdict import Violation
@@ -148,19 +148,29 @@ class _Reader:
         self.position += count
 
 
+class _Block(NamedTuple):
+    """An array or map being read: its item type, the items left in the current block (0: read the next
+    block's count), the depth, and whether each item has a string key first."""
+
+    item: Any
+    left: int
+    depth: int
+    is_map: bool
+
+
 def scan(body: bytes, schema: Any, named: dict[str, Any]) -> Violation | None:
     """A `limit` or `decode` violation when the body nests too deep, holds too many empty items or is
     corrupt in a way the scan sees; None when fastavro may read it."""
     reader = _Reader(body)
     empty = 0
     no_bytes: dict[int, bool] = {}  # item type -> takes_no_bytes, asked once per block
-    # tasks: (type, depth), or ("block", item type, items left in the block, depth, is map)
-    stack: list[tuple[Any, ...]] = [(schema, 0)]
+    # tasks: (type, depth) to read one value, or a _Block of an array or map being read
+    stack: list[Any] = [(schema, 0)]
     try:
         while stack:
             task = stack.pop()
-            if len(task) == 5:
-                _, item, left, depth, is_map = task
+            if task.__class__ is _Block:
+                item, left, depth, is_map = task
                 if left == 0:
                     left = reader.long()
                     if left == 0:
@@ -177,7 +187,7 @@ def scan(body: bytes, schema: Any, named: dict[str, Any]) -> Violation | None:
                             return limit_violation(PATH_PREFIX, f"at most {MAX_EMPTY_ITEMS} items", f"{empty}+",
                                                    f"the Avro datum holds more than {MAX_EMPTY_ITEMS} array or "
                                                    "map items that take no bytes")
-                stack.append(("block", item, left - 1, depth, is_map))
+                stack.append(_Block(item, left - 1, depth, is_map))
                 stack.append((item, depth))
                 if is_map:
                     stack.append(("string", depth))
@@ -204,7 +214,7 @@ def scan(body: bytes, schema: Any, named: dict[str, Any]) -> Violation | None:
             elif kind in ("record", "error"):
                 stack.extend((field, depth) for field in reversed(_children(kind, node)))
             elif kind in ("array", "map"):
-                stack.append(("block", _children(kind, node)[0], 0, depth, kind == "map"))
+                stack.append(_Block(_children(kind, node)[0], 0, depth, kind == "map"))
     except _Corrupt as exc:
         return decode_violation("Avro binary encoding", body, f"payload is not Avro binary of the schema ({exc})")
     return None
