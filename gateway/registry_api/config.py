@@ -43,15 +43,23 @@ class EventSettings:
     max_entity_bytes: int = DEFAULT_MAX_ENTITY_BYTES
 
 
-def read_write(raw: Any, where: str, problems: list[str]) -> WriteSettings | None:
-    """`registry.write`, or None when absent (writes off)."""
+def _section(raw: Any, where: str, keys: tuple[str, ...], problems: list[str]) -> dict[str, Any] | None:
+    """A settings mapping, each unknown key a problem; None when absent or not a mapping (said)."""
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a mapping ({', '.join(WRITE_KEYS)})")
+        problems.append(f"{where}: expected a mapping ({', '.join(keys)})")
         return None
-    problems.extend(f"{where}/{key}: unknown setting (known: {', '.join(WRITE_KEYS)})"
-                    for key in sorted(set(raw) - set(WRITE_KEYS), key=str))
+    problems.extend(f"{where}/{key}: unknown setting (known: {', '.join(keys)})"
+                    for key in sorted(set(raw) - set(keys), key=str))
+    return raw
+
+
+def read_write(raw: Any, where: str, problems: list[str]) -> WriteSettings | None:
+    """`registry.write`, or None when absent (writes off)."""
+    raw = _section(raw, where, WRITE_KEYS, problems)
+    if raw is None:
+        return None
     apikey = read_secret(raw, "apikey", where, problems)
     username = read_secret(raw, "username", where, problems)
     password = read_secret(raw, "password", where, problems)
@@ -73,13 +81,9 @@ def read_write(raw: Any, where: str, problems: list[str]) -> WriteSettings | Non
 
 def read_events(raw: Any, where: str, problems: list[str]) -> EventSettings | None:
     """`registry.events`, or None when absent (no change events)."""
+    raw = _section(raw, where, EVENT_KEYS, problems)
     if raw is None:
         return None
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a mapping ({', '.join(EVENT_KEYS)})")
-        return None
-    problems.extend(f"{where}/{key}: unknown setting (known: {', '.join(EVENT_KEYS)})"
-                    for key in sorted(set(raw) - set(EVENT_KEYS), key=str))
     try:
         endpoint = config_values.text(raw.get("endpoint"))
     except config_values.ValueProblem as exc:
