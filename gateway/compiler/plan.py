@@ -26,7 +26,7 @@ from gateway.compiler.constraints import (
 from gateway.compiler.definition import CompiledDefinition
 from gateway.compiler.duplicate_guard import quote_counter
 from gateway.compiler.native_event import NotNative, event_struct
-from gateway.compiler.templates import compile_template, has_placeholders
+from gateway.compiler.templates import bind_agreeing, compile_template, has_placeholders
 from gateway.compiler.types import ANY_TIMESTAMPS, STRING_LIKE, checker
 from gateway.compiler.view import MessageView
 from gateway.limits import MAX_NESTING, json_too_deep
@@ -251,11 +251,8 @@ class Plan:
             if actual.__class__ is not str or not is_type(actual, text):
                 return False
             found = fullmatch(actual)
-            if found is None:
+            if found is None or not bind_agreeing(bindings, names, found.groups()):
                 return False
-            for placeholder, bound in zip(names, found.groups()):
-                if bindings.setdefault(placeholder, bound) != bound:
-                    return False
         return True
 
     def _content_type_agrees(self, actual: Any) -> bool:
@@ -332,11 +329,8 @@ class Plan:
                         return False
                     continue
                 found = fullmatch(actual)
-                if found is None:
+                if found is None or not bind_agreeing(bindings, names, found.groups()):
                     return False
-                for placeholder, bound in zip(names, found.groups()):
-                    if bindings.setdefault(placeholder, bound) != bound:
-                        return False
         if not self._content_type_agrees(self.content_type_of(event)):
             return False
         validator = self.payload

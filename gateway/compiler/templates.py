@@ -42,6 +42,15 @@ SEGMENT = "[^/?#]+"
 SEARCH_BUDGET = 1000
 
 
+def bind_agreeing(bindings: dict[str, str], names: tuple[str, ...], texts: tuple[str, ...]) -> bool:
+    """Add each placeholder's text to `bindings`; False as soon as a name is already bound to another text
+    (a placeholder used in two templates of one definition must take one value)."""
+    for name, text in zip(names, texts):
+        if bindings.setdefault(name, text) != text:
+            return False
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class _Piece:
     """The template between two delimiters: `literals[0] {names[0]} literals[1] ... {names[-1]} literals[-1]`."""
