@@ -17,16 +17,24 @@ from typing import Any
 from tests.unit.compiler.mutations import Mutation, Record, _data_change, structured
 
 
+def _with_parsed_body(record: Record) -> tuple[Record, Any] | None:
+    """A copy of the record to mutate, and its body's JSON value; None when the body is no JSON text."""
+    if not isinstance(record.get("body"), str):
+        return None
+    out = copy.deepcopy(record)
+    try:
+        return out, json.loads(out["body"])
+    except ValueError:
+        return None
+
+
 def _payload_text(change: Callable[[Any, random.Random], str | None]) -> Mutation:
     """The payload's JSON text replaced: the `data` member of a structured event, or the binary body."""
     def mutate(record: Record, rng: random.Random) -> Record | None:
-        if not isinstance(record.get("body"), str):
+        copied = _with_parsed_body(record)
+        if copied is None:
             return None
-        out = copy.deepcopy(record)
-        try:
-            parsed = json.loads(out["body"])
-        except ValueError:
-            return None
+        out, parsed = copied
         if structured(record):
             if not isinstance(parsed, dict) or "data" not in parsed:
                 return None
@@ -121,13 +129,10 @@ def _array_items(data: dict[str, Any], rng: random.Random) -> bool:
 
 def _reorder(record: Record, rng: random.Random) -> Record | None:
     """Members in another order: the `type` tag last, `data` first, nested members shuffled."""
-    if not isinstance(record.get("body"), str):
+    copied = _with_parsed_body(record)
+    if copied is None:
         return None
-    out = copy.deepcopy(record)
-    try:
-        parsed = json.loads(out["body"])
-    except ValueError:
-        return None
+    out, parsed = copied
     if not isinstance(parsed, dict):
         return None
 
