@@ -229,6 +229,7 @@ class Acceptor:
                 return plan.verdict
             if holds is None:
                 return self._undecided(envelope, content_type, unique, payload)
+            plan.note_payload(event, payload)  # the explaining pass then never validates a valid payload again
             position = self.by_type[kind].index(plan) + 1
             if position == len(self.by_type[kind]):
                 return self._structured_failed(envelope, content_type, unique, payload, kind, True)
@@ -308,13 +309,13 @@ class Acceptor:
             return _failed(view(), (), payload)  # no candidate: `no-match`, worded by the explaining pass
         candidates = self.fixed[kind]  # type: ignore[index]  # a str: `plans` was found by it
         if not implicit_rules_hold(attributes, text, NO_NAMES if text else STRUCTURED_MEMBERS):
-            return _failed(view(), candidates, payload)
+            return _failed(view(), candidates, payload, plans[0].payload)
         for plan in plans:
             if not plan.usable:
                 return UNSURE
             if plan.decide(attributes, text, raw_names, payload.ok, view):
                 return plan.verdict
-        return _failed(view(), candidates, payload)
+        return _failed(view(), candidates, payload, plans[0].payload)
 
 
 def _hand_over(view: MessageView, results: dict[int, bool]) -> None:
@@ -327,6 +328,11 @@ def _hand_over(view: MessageView, results: dict[int, bool]) -> None:
         view.failing_payloads = frozenset(key for key, valid in results.items() if not valid)
 
 
-def _failed(view: MessageView, candidates: tuple[CompiledDefinition, ...], payload: _Payload) -> Failed:
+def _failed(view: MessageView, candidates: tuple[CompiledDefinition, ...], payload: _Payload,
+            closest: Any = None) -> Failed:
+    if closest is not None and closest.__class__ is JsonSchemaValidator and _decoder(closest)[0] is not None:
+        # the first candidate is explained in full: its payload is judged here by the native decode (a few
+        # microseconds) rather than parsed and validated again there
+        payload.ok(closest)
     _hand_over(view, payload.results)
     return Failed(view, candidates, True)

@@ -299,6 +299,17 @@ class Plan:
         self.native = struct
         return True
 
+    def note_payload(self, event: Any, payload: dict[int, bool]) -> None:
+        """Record whether the natively decoded `data` passes its schema (the patterns, the rest msgspec checked),
+        for a candidate that failed on something else: the explaining pass then does not validate it again."""
+        validator = self.payload
+        if validator is None or self.raw_data or id(validator) in payload:
+            return
+        data = event.data
+        if data is not _UNSET:
+            check = validator.native.check
+            payload[id(validator)] = check is None or bool(check(data))
+
     def holds_natively(self, event: Any, payload: dict[int, bool], unique: bool) -> bool | None:
         """Whether a decoded event passes every check msgspec did not make; None when the payload could not be
         read here (a duplicate member or nesting in a `data` without a native schema)."""
