@@ -16,7 +16,11 @@ from gateway.loader.names import normalize_protocol
 _OPTIONAL = {protocol: {name: spec for spec in binding.fields if not spec.always for name in (spec.name, spec.alias)
                         if name}
              for protocol, binding in BINDINGS.items()}
-_ALWAYS = {protocol: tuple(spec for spec in binding.fields if spec.always) for protocol, binding in BINDINGS.items()}
+# the fields always read, each with its name, older spelling and form unpacked: read once per record
+_ALWAYS_READ = {protocol: tuple((spec, spec.name, spec.alias, spec.form) for spec in binding.fields if spec.always)
+                for protocol, binding in BINDINGS.items()}
+_KEY, _VALUE, _BYTE_HEADERS = Form.KEY, Form.VALUE, Form.BYTE_HEADERS
+_PROTOCOLS: dict[str, str] = {}  # a record's spelling of its protocol -> the protocol, remembered
 
 
 class RecordError(GatewayError, ValueError):
@@ -99,7 +103,11 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
     if endpoint is not None and not isinstance(endpoint, str):
         raise RecordError(f"endpoint: expected a string, found {type(endpoint).__name__}")
     raw_protocol = record.get("protocol", default_protocol)
-    protocol = normalize_protocol(raw_protocol)
+    protocol = _PROTOCOLS.get(raw_protocol) if raw_protocol.__class__ is str else None
+    if protocol is None:
+        protocol = normalize_protocol(raw_protocol)
+        if protocol is not None and len(_PROTOCOLS) < 64:  # bounded: records may spell it any way
+            _PROTOCOLS[raw_protocol] = protocol
     if protocol is None:
         raise RecordError(f"protocol: {raw_protocol!r} is not one of {', '.join(BINDINGS)}")
     if "body_base64" in record:
@@ -118,21 +126,30 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
             spec = optional.get(key)
             if spec is not None and not (spec.form is Form.BYTES and value is None):
                 fields[spec.name] = _read_field(spec, value, key)
-    for spec in _ALWAYS[protocol]:
-        if spec.form is Form.KEY:
-            fields[spec.name] = _read_key(record)
+    for spec, name, alias, form in _ALWAYS_READ[protocol]:
+        if form is _KEY:
+            fields[name] = _read_key(record)
+            continue
+        value = record[name] if name in record else record.get(alias) if alias else None
+        if form is _VALUE:
+            fields[name] = value
+        elif form is _BYTE_HEADERS and value.__class__ is dict:
+            try:  # the common case, every value text: one comprehension (the general reader below otherwise)
+                fields[name] = [(header, item.encode()) for header, item in value.items()]
+            except (AttributeError, UnicodeEncodeError):
+                fields[name] = _read_field(spec, value, name)
         else:
-            value = record[spec.name] if spec.name in record else record.get(spec.alias) if spec.alias else None
-            fields[spec.name] = _read_field(spec, value, spec.name)
+            fields[name] = _read_field(spec, value, name)
     return Envelope(protocol, fields, body, endpoint=endpoint)
 
 
 def _read_key(record: dict[str, Any]) -> bytes | None:
     if "key_base64" in record:
         return _bytes({"base64": record["key_base64"]}, "key_base64")
-    if record.get("key") is not None:
-        return _bytes(record["key"], "key")
-    return None
+    key = record.get("key")
+    if key.__class__ is str:
+        return _utf8(key, "key")
+    return None if key is None else _bytes(key, "key")
 
 
 def _read_field(spec: RecordedField, value: Any, field: str) -> Any:
