@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,13 @@ def text(value: Any, *, choices: tuple[str, ...] = (), lower: bool = False) -> s
     if choices and found not in choices:
         raise ValueProblem(f"expected one of {', '.join(choices)}, found {value!r}")
     return found
+
+
+def unknown_settings(raw: dict[Any, Any], known: Iterable[str], where: str) -> list[str]:
+    """One problem per key of a settings mapping that is not a known setting, naming the known ones."""
+    names = tuple(known)
+    return [f"{where}/{key}: unknown setting (known: {', '.join(names)})"
+            for key in sorted(set(raw) - set(names), key=str)]
 
 
 def expand_env(value: Any, where: str, problems: list[str]) -> Any:

@@ -103,11 +103,11 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
     if endpoint is not None and not isinstance(endpoint, str):
         raise RecordError(f"endpoint: expected a string, found {type(endpoint).__name__}")
     raw_protocol = record.get("protocol", default_protocol)
-    protocol = _PROTOCOLS.get(raw_protocol) if raw_protocol.__class__ is str else None
+    protocol = _PROTOCOLS.get(raw_protocol) if isinstance(raw_protocol, str) else None
     if protocol is None:
         protocol = normalize_protocol(raw_protocol)
         if protocol is not None and len(_PROTOCOLS) < 64:  # bounded: records may spell it any way
-            _PROTOCOLS[raw_protocol] = protocol
+            _PROTOCOLS[raw_protocol] = protocol  # type: ignore[index]  # a str: normalize_protocol read it
     if protocol is None:
         raise RecordError(f"protocol: {raw_protocol!r} is not one of {', '.join(BINDINGS)}")
     if "body_base64" in record:

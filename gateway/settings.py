@@ -77,7 +77,7 @@ from urllib.parse import urlsplit
 from gateway import config_values
 from gateway.config_values import expand_env as _expand
 from gateway.config_values import read_secret as _secret
-from gateway.config_values import settings_diagnostics
+from gateway.config_values import settings_diagnostics, unknown_settings
 from gateway.errors import Diagnostic, Severity
 from gateway.limits import DEFAULT_LIMITS, Limits
 from gateway.loader.decode import decode_file
@@ -178,8 +178,7 @@ def _registry(raw: Any, problems: list[str]) -> RegistrySettings:
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping (base_url, address, state_dir, write, events)")
         return RegistrySettings()
-    problems.extend(f"{where}/{key}: unknown setting (known: base_url, address, state_dir, write, events)"
-                    for key in sorted(set(raw) - {"base_url", "address", "state_dir", "write", "events"}, key=str))
+    problems.extend(unknown_settings(raw, ("base_url", "address", "state_dir", "write", "events"), where))
     values: dict[str, str | None] = {}
     for key in ("base_url", "address", "state_dir"):
         value = raw.get(key)
@@ -240,8 +239,7 @@ def _tls(raw: Any, where: str, problems: list[str]) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         problems.append(f"{where}/tls: expected a mapping with ca, cert, key, verify")
         return None
-    problems.extend(f"{where}/tls/{key}: unknown setting (known: {', '.join(_TLS_KEYS)})"
-                    for key in sorted(set(raw) - set(_TLS_KEYS), key=str))
+    problems.extend(unknown_settings(raw, _TLS_KEYS, f"{where}/tls"))
     return {**raw, "verify": _flag(raw, "verify", True, f"{where}/tls", problems)}  # ${TLS_VERIFY:-true} too
 
 
@@ -275,9 +273,9 @@ def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
         problems.append(f"{where}: expected a mapping (inflight, drain_timeout, summary_interval, metrics_address, "
                         "reload_debounce, limits, workers)")
         return defaults
-    known = {"inflight", "drain_timeout", "summary_interval", "metrics_address", "reload_debounce", "limits",
-             "workers", "exactly_once"}
-    problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - known, key=str))
+    known = ("inflight", "drain_timeout", "summary_interval", "metrics_address", "reload_debounce", "limits",
+             "workers", "exactly_once")
+    problems.extend(unknown_settings(raw, known, where))
     address = raw.get("metrics_address", defaults.metrics_address)
     if not isinstance(address, str):
         problems.append(f"{where}/metrics_address: expected host:port (or \"\" for no server), found {address!r}")
@@ -300,7 +298,7 @@ def _limits(raw: Any, where: str, problems: list[str]) -> Limits:
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping ({', '.join(names)})")
         return DEFAULT_LIMITS
-    problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - set(names), key=str))
+    problems.extend(unknown_settings(raw, names, where))
     values = {name: _number(raw, name, getattr(DEFAULT_LIMITS, name), where, problems, integer=True, least=1)
               for name in names if not isinstance(getattr(DEFAULT_LIMITS, name), bool)}
     for name in names:
@@ -316,8 +314,8 @@ def _metrics(raw: Any, problems: list[str]) -> MetricsSettings:
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping (tls, username, password, probes_need_auth)")
         return MetricsSettings()
-    known = {"tls", "username", "username_file", "password", "password_file", "probes_need_auth"}
-    problems.extend(f"{where}/{key}: unknown setting" for key in sorted(set(raw) - known, key=str))
+    known = ("tls", "username", "username_file", "password", "password_file", "probes_need_auth")
+    problems.extend(unknown_settings(raw, known, where))
     username = _secret(raw, "username", where, problems)
     password = _secret(raw, "password", where, problems)
     if (username is None) != (password is None):
@@ -336,8 +334,7 @@ def _metrics_tls(raw: Any, where: str, problems: list[str]) -> tuple[str | None,
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping with cert, key and optionally ca")
         return None, None, None
-    problems.extend(f"{where}/{key}: unknown setting (known: cert, key, ca)"
-                    for key in sorted(set(raw) - {"cert", "key", "ca"}, key=str))
+    problems.extend(unknown_settings(raw, ("cert", "key", "ca"), where))
     cert, key, ca = (str(raw[k]) if raw.get(k) is not None else None for k in ("cert", "key", "ca"))
     if cert is None or key is None:
         problems.append(f"{where}: https needs both cert and key")
@@ -360,8 +357,7 @@ def _remote(raw: Any, problems: list[str]) -> RemotePolicy:
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping (allow, timeout, max_bytes, cache_ttl)")
         return defaults
-    found: list[str] = [f"{where}/{key}: unknown setting (known: allow, timeout, max_bytes, cache_ttl)"
-                        for key in sorted(set(raw) - {"allow", "timeout", "max_bytes", "cache_ttl"}, key=str)]
+    found = unknown_settings(raw, ("allow", "timeout", "max_bytes", "cache_ttl"), where)
     allow = raw.get("allow") or []
     allow = [allow] if isinstance(allow, str) else allow
     if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
@@ -380,8 +376,7 @@ def _source(raw: Any, where: str, fetcher: RemoteFetcher, problems: list[str]) -
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping ({', '.join(_SOURCE_KEYS)})")
         return None
-    found = [f"{where}/{key}: unknown setting (known: {', '.join(_SOURCE_KEYS)})"
-             for key in sorted(set(raw) - set(_SOURCE_KEYS), key=str)]
+    found = unknown_settings(raw, _SOURCE_KEYS, where)
     url, parts = raw.get("url"), urlsplit(str(raw.get("url") or ""))
     if not isinstance(url, str) or parts.scheme.lower() not in ("http", "https") or not parts.hostname \
             or parts.query or parts.fragment or parts.username:
@@ -483,8 +478,7 @@ def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("source"), str) or not raw["source"]:
         problems.append(f"{where}: a route needs `source` (an endpoint id)")
         return None
-    found = [f"{where}/{key}: unknown setting (known: {', '.join(_ROUTE_KEYS)})"
-             for key in sorted(set(raw) - set(_ROUTE_KEYS), key=str)]
+    found = unknown_settings(raw, _ROUTE_KEYS, where)
     for role in ROUTE_ROLES:  # one destination each: a list would fan out, which routes do not do
         target = raw.get(role)
         if target is not None and (not isinstance(target, str) or not target):
@@ -549,9 +543,8 @@ def load_settings_file(path: Path) -> tuple[Settings, list[Diagnostic]]:
     schemaregistries = parse_schemaregistries(raw.get("schemaregistries"), problems, _secret)
     sources = _sources(raw.get("sources"), remote, problems)
     registry = _registry(raw.get("registry"), problems)
-    unknown = set(raw) - {"routes", "endpoints", "runtime", "metrics", "remote", "schemaregistries", "sources",
-                          "registry"}
-    problems.extend(f"/{key}: unknown setting" for key in sorted(unknown))
+    problems.extend(unknown_settings(raw, ("routes", "endpoints", "runtime", "metrics", "remote", "schemaregistries",
+                                           "sources", "registry"), ""))
     diagnostics = settings_diagnostics(path, problems)
     return Settings(tuple(routes), endpoints, runtime, str(path), metrics, remote,
                     schemaregistries=schemaregistries, sources=sources, registry=registry), diagnostics

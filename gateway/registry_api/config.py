@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway import config_values
-from gateway.config_values import read_secret
+from gateway.config_values import read_secret, unknown_settings
 
 WRITE_KEYS = ("apikey", "apikey_file", "username", "username_file", "password", "password_file")
 EVENT_KEYS = ("endpoint", "max_entity_bytes")
@@ -50,8 +50,7 @@ def _section(raw: Any, where: str, keys: tuple[str, ...], problems: list[str]) -
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping ({', '.join(keys)})")
         return None
-    problems.extend(f"{where}/{key}: unknown setting (known: {', '.join(keys)})"
-                    for key in sorted(set(raw) - set(keys), key=str))
+    problems.extend(unknown_settings(raw, keys, where))
     return raw
 
 

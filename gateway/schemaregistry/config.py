@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from gateway.config_values import expand_env, read_secret, settings_diagnostics
+from gateway.config_values import expand_env, read_secret, settings_diagnostics, unknown_settings
 from gateway.errors import Diagnostic
 from gateway.loader.decode import decode_file
 
@@ -91,8 +91,7 @@ def _registry(name: str, raw: Any, where: str, problems: list[str], secret: Secr
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a mapping ({', '.join(_KNOWN)})")
         return None
-    found: list[str] = [f"{where}/{key}: unknown setting (known: {', '.join(_KNOWN)})"
-                        for key in sorted(set(raw) - set(_KNOWN), key=str)]
+    found = unknown_settings(raw, _KNOWN, where)
     problem = _url_problem(raw.get("url"))
     if problem is not None:
         found.append(f"{where}/url: {problem}")
