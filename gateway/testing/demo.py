@@ -12,7 +12,8 @@ the gateway's routes and its /metrics server, publishes seeded sample traffic in
 redraws a summary every two seconds: throughput by verdict per route, the most frequent violations, and the
 latest dead-lettered message with the reason it carries, and the last change event of the registry (a CI job
 publishes a contract through the write API a few seconds in: demo_registry.py). Ctrl-C (or --duration seconds) stops the traffic,
-drains the gateway, stops the brokers this run started, and prints the totals; exit 0 when traffic flowed,
+drains the gateway (up to `runtime.drain_timeout` for the last messages to be judged and settled, then the engine's
+own drain), stops the brokers this run started, and prints the totals; exit 0 when traffic flowed,
 every route judged messages and every verdict (conformant, nonconformant, unmatched) was seen.
 """
 
@@ -372,7 +373,8 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
         stop.set()
         await traffic  # a failure to publish surfaces here
         print("traffic stopped; draining the gateway ...", file=sys.stderr, flush=True)
-        await _settle(engine, summary, timeout=30)
+        # what is still in flight gets the settings' drain_timeout to settle (a destination that is down keeps it)
+        await _settle(engine, summary, timeout=settings.runtime.drain_timeout)
         await asyncio.sleep(1.0)  # the last dead letters on their way to the reader
         summary.down_at_stop = engine.destinations_down()
         engine.request_stop()

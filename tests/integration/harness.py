@@ -149,8 +149,10 @@ class World:
         return out
 
 
-def prepare(profile: Profile, tmp_path: Path, destination: Profile | None = None, policy: str = "forward") -> World:
-    """Write the registry and gateway.yaml (source of `profile`, destinations of `destination` or the same)."""
+def prepare(profile: Profile, tmp_path: Path, destination: Profile | None = None, policy: str = "forward",
+            runtime: dict[str, Any] | None = None) -> World:
+    """Write the registry and gateway.yaml (source of `profile`, destinations of `destination` or the same;
+    `runtime` merged over the gateway.yaml `runtime:` section)."""
     run_id = uuid.uuid4().hex[:8]
     config_dir = tmp_path / "config"
     config_dir.mkdir()
@@ -163,7 +165,8 @@ def prepare(profile: Profile, tmp_path: Path, destination: Profile | None = None
         settings.update({n: v for n, v in out.settings.items() if n != "in"})
     gateway_yaml = {"routes": [{"source": "in", "conformant": "valid", "nonconformant": "dlq",
                                 "unmatched": "unknown", "policy": policy}],
-                    "endpoints": {k: v for k, v in settings.items() if v}, "runtime": {"drain_timeout": 30}}
+                    "endpoints": {k: v for k, v in settings.items() if v},
+                    "runtime": {"drain_timeout": 30, **(runtime or {})}}
     (config_dir / "gateway.yaml").write_text(yaml.safe_dump(gateway_yaml))
     start_broker(profile.broker, profile.broker_env)
     if destination:
@@ -329,10 +332,12 @@ def rss_bytes(pid: int) -> int:
 def run_scenario(profile: Profile, tmp_path: Path, count: int, *, destination: Profile | None = None,
                  policy: str = "forward",
                  during: Callable[[World, Gateway], Gateway | None] | None = None,
-                 timeout: float = 240, rate: float | None = None) -> dict[str, Any]:
+                 timeout: float = 240, rate: float | None = None,
+                 runtime: dict[str, Any] | None = None) -> dict[str, Any]:
     """Publish `count` mixed messages (at most `rate` a second) through a live gateway; `during` runs (in a
-    thread) while they flow and may return a replacement gateway (after killing the first)."""
-    world = prepare(profile, tmp_path, destination, policy)
+    thread) while they flow and may return a replacement gateway (after killing the first). `runtime`: extra
+    gateway.yaml `runtime:` settings (the window, say)."""
+    world = prepare(profile, tmp_path, destination, policy, runtime)
     records = mixed(profile.protocol, count)
     expected = world.expected(records, policy)
 
