@@ -33,7 +33,7 @@ def config(work: Path, name: str, topic: str, exactly_once: bool) -> Path:
     folder = work / name
     folder.mkdir()
     for item in DEMO.iterdir():
-        if item.name != "gateway.yaml":
+        if item.is_file() and item.name != "gateway.yaml":  # the demo's documents (not its shadow folder)
             shutil.copy(item, folder / item.name)
     uri = f"tcp://{BOOTSTRAP}"
     settings: dict[str, Any] = {

@@ -124,7 +124,7 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
     config = work / "config"
     config.mkdir()
     for item in DEMO.iterdir():
-        if item.name != "gateway.yaml":
+        if item.is_file() and item.name != "gateway.yaml":  # the demo's documents (not its shadow folder)
             (config / item.name).write_bytes(item.read_bytes())
     gateway = {"routes": [{"source": "telemetry.in", "conformant": "telemetry.valid", "nonconformant": "telemetry.dlq"}],
                "endpoints": {"telemetry.in": {"uris": [f"tcp://{BOOTSTRAP}"], "options": {"topic": topic}},
