@@ -307,8 +307,14 @@ class Plan:
             return
         data = event.data
         if data is not _UNSET:
-            check = validator.native.check
-            payload[id(validator)] = check is None or bool(check(data))
+            self._native_data_ok(data, payload)
+
+    def _native_data_ok(self, data: Any, payload: dict[int, bool]) -> bool:
+        """Whether natively decoded `data` passes its schema: msgspec checked the rest, the patterns are searched
+        here (exact, so a failure is certain); the answer is kept in `payload` by validator."""
+        check = self.payload.native.check
+        valid = payload[id(self.payload)] = check is None or bool(check(data))
+        return valid
 
     def holds_natively(self, event: Any, payload: dict[int, bool], unique: bool) -> bool | None:
         """Whether a decoded event passes every check msgspec did not make; None when the payload could not be
@@ -363,7 +369,5 @@ class Plan:
             return valid
         data = event.data
         if validator is not None and data is not _UNSET:
-            check = validator.native.check
-            valid = payload[id(validator)] = check is None or check(data)  # the patterns: exact
-            return valid
+            return self._native_data_ok(data, payload)
         return True
