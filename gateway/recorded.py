@@ -19,7 +19,7 @@ _OPTIONAL = {protocol: {name: spec for spec in binding.fields if not spec.always
 # the fields always read, each with its name, older spelling and form unpacked: read once per record
 _ALWAYS_READ = {protocol: tuple((spec, spec.name, spec.alias, spec.form) for spec in binding.fields if spec.always)
                 for protocol, binding in BINDINGS.items()}
-_KEY, _VALUE, _BYTE_HEADERS = Form.KEY, Form.VALUE, Form.BYTE_HEADERS
+_KEY, _VALUE = Form.KEY, Form.VALUE
 _PROTOCOLS: dict[str, str] = {}  # a record's spelling of its protocol -> the protocol, remembered
 
 
@@ -129,17 +129,9 @@ def envelope_from_record(record: Any, default_endpoint: str | None = None,
     for spec, name, alias, form in _ALWAYS_READ[protocol]:
         if form is _KEY:
             fields[name] = _read_key(record)
-            continue
-        value = record[name] if name in record else record.get(alias) if alias else None
-        if form is _VALUE:
-            fields[name] = value
-        elif form is _BYTE_HEADERS and value.__class__ is dict:
-            try:  # the common case, every value text: one comprehension (the general reader below otherwise)
-                fields[name] = [(header, item.encode()) for header, item in value.items()]
-            except (AttributeError, UnicodeEncodeError):
-                fields[name] = _read_field(spec, value, name)
         else:
-            fields[name] = _read_field(spec, value, name)
+            value = record[name] if name in record else record.get(alias) if alias else None
+            fields[name] = value if form is _VALUE else _read_field(spec, value, name)
     return Envelope(protocol, fields, body, endpoint=endpoint)
 
 
@@ -160,6 +152,11 @@ def _read_field(spec: RecordedField, value: Any, field: str) -> Any:
     if form is Form.BYTES:
         return _bytes(value, field)
     if form is Form.BYTE_HEADERS:
+        if value.__class__ is dict:
+            try:  # the common case, every value text: one comprehension
+                return [(name, item.encode()) for name, item in value.items()]
+            except (AttributeError, UnicodeEncodeError):
+                pass  # a null, base64 or list value, or text that is not UTF-8: read one by one, the problem named
         return [(name, None if item is None else _bytes(item, f"{field}.{name}"))
                 for name, item in _pairs(value, field, allow_lists=True)]
     if form in (Form.TEXT_HEADERS, Form.PROPERTIES):
