@@ -36,3 +36,43 @@ def test_long_strings_and_bytes_are_cut() -> None:
     assert truncate("x" * 500) == "x" * ACTUAL_LIMIT + "..."
     assert truncate(b"\xffab" + b"c" * 500) == "\ufffdab" + "c" * (ACTUAL_LIMIT - 3) + "..."
     assert truncate(["y" * 500]) == json.dumps(["y" * 500])[:ACTUAL_LIMIT] + "..."
+
+
+def _expected_preview(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= ACTUAL_LIMIT else text[:ACTUAL_LIMIT] + "..."
+
+
+def test_small_and_walked_containers_read_alike() -> None:
+    # small ones are written whole by json's encoder, others walked; the text is json.dumps's either way
+    import random
+
+    rng = random.Random(7)
+
+    def value(depth: int) -> Any:
+        kind = rng.randrange(7 if depth < 4 else 4)
+        if kind == 0:
+            return rng.choice(SCALARS[:-4] + [2**70, "x" * rng.randrange(300)])
+        if kind == 1:
+            return rng.uniform(-1e6, 1e6)
+        if kind == 2:
+            return "caf\u00e9" * rng.randrange(5)
+        if kind == 3:
+            return rng.randrange(-10**6, 10**6)
+        if kind == 4:
+            return [value(depth + 1) for _ in range(rng.randrange(400 if rng.random() < 0.1 else 6))]
+        if kind == 5:
+            return tuple(value(depth + 1) for _ in range(rng.randrange(4)))
+        return {f"k{n}": value(depth + 1) for n in range(rng.randrange(300 if rng.random() < 0.1 else 6))}
+
+    for _ in range(400):
+        sample = value(0)
+        if isinstance(sample, (dict, list, tuple)):
+            assert truncate(sample) == _expected_preview(sample)
+
+
+def test_keys_json_writes_differently_stay_previewed_by_the_walk() -> None:
+    # orjson refuses keys that are not strings, so these never reach json's encoder (which would write them
+    # as JSON keys); the walk writes each key with str()
+    assert truncate({1: "a", None: 2}) == '{"1": "a", "None": 2}'
+    assert truncate({"b": b"\x00raw"}) == json.dumps({"b": b"\x00raw"}, default=str)
