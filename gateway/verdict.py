@@ -8,13 +8,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-import orjson
-
 ACTUAL_LIMIT = 120
-# a container whose compact JSON text is at most this long is written whole by json's C encoder: a payload
-# failing at its root is previewed from its whole object on every failed message
-_WHOLE_TEXT = 4096
-_WHOLE_MEMBERS = 256  # past this many members the walk below is cheaper than measuring the text
 
 
 class Outcome(str, Enum):
@@ -54,19 +48,8 @@ def truncate(value: Any) -> Any:
 
 
 def _json_preview(value: Any, limit: int) -> str:
-    """`json.dumps(value, default=str)` up to a little past `limit` characters. A small value is written whole
-    by json's C encoder; any other is walked without recursion, stopping early, so a payload nested thousands
-    deep or megabytes long costs the same as a small one."""
-    if len(value) <= _WHOLE_MEMBERS:
-        try:
-            # orjson measures the text in C (at most the message's own size, which limits.py bounds): it
-            # refuses what json might write differently (keys that are not strings, integers past 64 bits)
-            # and nesting past 255 levels
-            whole = len(orjson.dumps(value)) <= _WHOLE_TEXT
-        except TypeError:  # orjson.JSONEncodeError included
-            whole = False
-        if whole:
-            return _JSON_WHOLE(value)
+    """`json.dumps(value, default=str)` up to a little past `limit` characters. Written without recursion and
+    stopping early, so a payload nested thousands deep or megabytes long costs the same as a small one."""
     parts: list[str] = []
     size = 0
     for token in _json_tokens(value):
@@ -108,8 +91,6 @@ def _json_tokens(value: Any) -> Iterator[str]:
 
 # json.dumps's own C string encoder (ensure_ascii): the same text, without json.dumps's per-call setup
 _JSON_STRING = json.encoder.encode_basestring_ascii
-# json.dumps(value, default=str) without building an encoder per call
-_JSON_WHOLE = json.JSONEncoder(default=str).encode
 _JSON_LITERALS = {None: "null", True: "true", False: "false"}
 
 
