@@ -335,4 +335,6 @@ def _failed(view: MessageView, candidates: tuple[CompiledDefinition, ...], paylo
         # microseconds) rather than parsed and validated again there
         payload.ok(closest)
     _hand_over(view, payload.results)
+    if payload.value is not MISSING and payload.value is not None:
+        view.parsed_body = payload.value  # parsed after a native decode failed: not parsed again to explain
     return Failed(view, candidates, True)

@@ -385,9 +385,11 @@ def compile_payload(validator: PayloadValidator, for_cloudevents: bool) -> Check
         explaining = own in view.failing_payloads
         if is_json_schema and (explaining or not view.unique_keys):
             # the duplicate check switched off (read as orjson does), or a failure explained in one pass
-            value, problem = load_json_payload(view.envelope.body, unique=view.unique_keys)
-            if problem is not None:
-                return (problem,)
+            value = view.parsed_body
+            if value is None:
+                value, problem = load_json_payload(view.envelope.body, unique=view.unique_keys)
+                if problem is not None:
+                    return (problem,)
             return explain_value(value) if explaining else check_value(value)
         return check_bytes(view.envelope.body, content_type)
 

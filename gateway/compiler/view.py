@@ -22,6 +22,9 @@ class MessageView:
     unique_keys: bool = True
     # validators (by id) the accepting pass found this payload to fail: they explain in one detailed pass
     failing_payloads: frozenset[int] = frozenset()
+    # the body as JSON, when the accepting pass already parsed it (binary mode, `unique_keys` as above):
+    # a failing payload is then explained without parsing it again
+    parsed_body: Any = None
 
     @property
     def fields(self) -> dict[str, Any]:
