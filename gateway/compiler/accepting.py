@@ -56,12 +56,15 @@ _UNSET = msgspec.UNSET
 class Failed:
     """The explaining pass takes over, with the message as the full judge reads it and its candidates."""
 
-    __slots__ = ("candidates", "certain", "view")
+    __slots__ = ("candidates", "certain", "payload_only", "view")
 
-    def __init__(self, view: MessageView, candidates: tuple[CompiledDefinition, ...], certain: bool) -> None:
+    def __init__(self, view: MessageView, candidates: tuple[CompiledDefinition, ...], certain: bool,
+                 payload_only: bool = False) -> None:
         self.view = view
         self.candidates = candidates
         self.certain = certain  # every candidate is known to fail: only the closest is sought
+        # the first candidate passes every check but its payload's: only the payload is explained
+        self.payload_only = payload_only
 
 
 BATCH = "batch"  # an HTTP batch of structured events: the full judge reads each
@@ -208,15 +211,10 @@ class Acceptor:
         """A structured event decoded by the tagged unions, layer after layer while candidates certainly fail."""
         body = envelope.body
         payload: dict[int, bool] = {}
-        for number, layer in enumerate(self.layers):
+        for layer in self.layers:
             try:
                 event = layer.decode(body)
-            except msgspec.ValidationError as exc:
-                # refused inside `data`: most likely the payload fails this candidate's schema, which the
-                # explaining pass then reads in one detailed pass (a hint: it decides exactly either way)
-                return self._undecided(envelope, content_type, unique, payload,
-                                       number if "`$.data" in str(exc) else -1)
-            except (msgspec.DecodeError, ValueError, RecursionError):
+            except (msgspec.DecodeError, ValueError, RecursionError):  # msgspec.ValidationError included
                 return self._undecided(envelope, content_type, unique, payload)
             plan = self.plans[event.__class__]
             kind = plan.definition.discriminator.value  # type: ignore[union-attr]
@@ -237,12 +235,11 @@ class Acceptor:
                 return self._undecided(envelope, content_type, unique, payload)
         return self._undecided(envelope, content_type, unique, payload)
 
-    def _undecided(self, envelope: Envelope, content_type: Any, unique: bool, payload: dict[int, bool],
-                   failing: int = -1) -> Any:
-        return self._structured_failed(envelope, content_type, unique, payload, None, False, failing)
+    def _undecided(self, envelope: Envelope, content_type: Any, unique: bool, payload: dict[int, bool]) -> Any:
+        return self._structured_failed(envelope, content_type, unique, payload, None, False)
 
     def _structured_failed(self, envelope: Envelope, content_type: Any, unique: bool, payload: dict[int, bool],
-                           kind: Any, certain: bool, failing: int = -1) -> Any:
+                           kind: Any, certain: bool) -> Any:
         try:
             parsed = jsontext.loads(envelope.body, unique)
         except ValueError:
@@ -252,23 +249,22 @@ class Acceptor:
             return UNSURE
         if kind is None:
             kind = reading.attributes.get("type")
-            if len(self.by_type.get(kind, ()) if kind.__class__ is str else ()) > 1:
-                # definitions sharing a `type` differ in their schemas too: the decode may have failed on an
-                # earlier candidate's schema, which the flat checks decide exactly (usually on `source`)
-                return self._structured(envelope, content_type, unique, parsed)
+            if self.by_type.get(kind) if kind.__class__ is str else None:
+                # the flat checks decide exactly which candidate fails (definitions sharing a `type` differ in
+                # their schemas too: the decode may have failed on an earlier one's), and they tell a candidate
+                # failing on its payload alone, whose other checks the explaining pass then skips
+                return self._structured(envelope, content_type, unique, parsed, payload)
             if self.floating and self._floating_apply(kind):
                 return UNSURE
         candidates = self.fixed.get(kind, ()) if kind.__class__ is str else ()
-        if 0 <= failing < len(candidates):
-            validator = self.by_type[kind][failing].payload
-            if validator is not None:
-                payload.setdefault(id(validator), False)
         view = MessageView(envelope, reading, content_type, unique_keys=unique)
         _hand_over(view, payload)
         return Failed(view, candidates, certain)
 
-    def _structured(self, envelope: Envelope, content_type: Any, unique: bool, parsed: Any = MISSING) -> Any:
-        """A structured event read as a dict (no Struct, or `\\u` escapes the duplicate guard cannot see past)."""
+    def _structured(self, envelope: Envelope, content_type: Any, unique: bool, parsed: Any = MISSING,
+                    known: dict[int, bool] | None = None) -> Any:
+        """A structured event read as a dict (no Struct, `\\u` escapes the duplicate guard cannot see past, or a
+        native decode that decided nothing); `known`: payload answers by validator the native pass found."""
         if parsed is MISSING:
             try:
                 parsed = jsontext.loads(envelope.body, unique)
@@ -278,6 +274,8 @@ class Acceptor:
         if attributes.__class__ is not dict or "data_base64" in attributes or None in attributes.values():
             return UNSURE
         payload = _Payload(None, attributes.get("data", MISSING), None, unique)
+        if known:
+            payload.results.update(known)
         content = attributes.get("datacontenttype")
         payload.content_type = content if content.__class__ is str else None
         return self._decide(envelope, content_type, unique, attributes, None, payload)
@@ -310,12 +308,15 @@ class Acceptor:
         candidates = self.fixed[kind]  # type: ignore[index]  # a str: `plans` was found by it
         if not implicit_rules_hold(attributes, text, NO_NAMES if text else STRUCTURED_MEMBERS):
             return _failed(view(), candidates, payload, plans[0].payload)
+        payload_only = False
         for plan in plans:
             if not plan.usable:
                 return UNSURE
-            if plan.decide(attributes, text, raw_names, payload.ok, view):
-                return plan.verdict
-        return _failed(view(), candidates, payload, plans[0].payload)
+            if plan.decide(attributes, text, raw_names, view):  # every check but the payload's
+                if plan.payload is None or payload.ok(plan.payload):
+                    return plan.verdict
+                payload_only = payload_only or plan is plans[0]
+        return _failed(view(), candidates, payload, plans[0].payload, payload_only)
 
 
 def _hand_over(view: MessageView, results: dict[int, bool]) -> None:
@@ -329,7 +330,7 @@ def _hand_over(view: MessageView, results: dict[int, bool]) -> None:
 
 
 def _failed(view: MessageView, candidates: tuple[CompiledDefinition, ...], payload: _Payload,
-            closest: Any = None) -> Failed:
+            closest: Any = None, payload_only: bool = False) -> Failed:
     if closest is not None and closest.__class__ is JsonSchemaValidator and _decoder(closest)[0] is not None:
         # the first candidate is explained in full: its payload is judged here by the native decode (a few
         # microseconds) rather than parsed and validated again there
@@ -337,4 +338,4 @@ def _failed(view: MessageView, candidates: tuple[CompiledDefinition, ...], paylo
     _hand_over(view, payload.results)
     if payload.value is not MISSING and payload.value is not None:
         view.parsed_body = payload.value  # parsed after a native decode failed: not parsed again to explain
-    return Failed(view, candidates, True)
+    return Failed(view, candidates, True, payload_only)

@@ -111,12 +111,16 @@ class CompiledDefinition:
                 return False
         return True
 
-    def violations(self, view: MessageView, limit: int = 0) -> tuple[Violation, ...]:
-        """Every violation, in check order (one per path and rule); with `limit`, at most that many."""
+    def violations(self, view: MessageView, limit: int = 0, payload_only: bool = False) -> tuple[Violation, ...]:
+        """Every violation, in check order (one per path and rule); with `limit`, at most that many.
+        `payload_only`: the other checks are known to hold (the accepting pass saw them pass), so only the
+        payload's run."""
         bindings: dict[str, str] = {}
         found: list[Violation] = []
         seen: set[tuple[str, str]] = set()
-        for check in self.checks:
+        checks = self.checks if not payload_only else \
+            tuple(check for part, check in zip(self.parts, self.checks) if part[0] == "payload")
+        for check in checks:
             for violation in check(view, bindings) or ():
                 key = (violation.path, violation.rule.value)
                 if key not in seen:

@@ -15,14 +15,16 @@ from gateway.compiler.view import MessageView
 from gateway.verdict import Outcome, Rule, Verdict, Violation
 
 
-def explain_failure(candidates: tuple[CompiledDefinition, ...], view: MessageView, certain: bool = True) -> Verdict:
+def explain_failure(candidates: tuple[CompiledDefinition, ...], view: MessageView, certain: bool = True,
+                    payload_only: bool = False) -> Verdict:
     """The verdict of a message the accepting pass did not accept: the nonconformant verdict naming the closest
     candidate, or no candidate (`no-match`). `certain`: every candidate is known to fail. Otherwise a candidate
     may pass: the first in rank order without violations is the conformant verdict, exactly as the full
-    judge's first passing candidate (every check of it runs; of the others, only until one violation)."""
+    judge's first passing candidate (every check of it runs; of the others, only until one violation).
+    `payload_only`: the first candidate fails on its payload alone (every other check of it was seen to pass)."""
     if not candidates:
         return _unknown(view)
-    best, fewest = candidates[0], candidates[0].violations(view)
+    best, fewest = candidates[0], candidates[0].violations(view, payload_only=payload_only)
     for definition in candidates[1:]:
         if not fewest or certain and len(fewest) <= 1:
             break  # one passes; or each failed candidate has a violation: none after it can be closer

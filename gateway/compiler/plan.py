@@ -205,8 +205,9 @@ class Plan:
                 self.declared[name] = (required, type_name, literal)
 
     def decide(self, attributes: dict[str, Any], text: bool, raw_names: tuple[str, ...],
-               payload_ok: Callable[[Any], bool], view: Callable[[], MessageView]) -> bool:
-        """True when every check passes (the implicit rules are decided by the caller, once per message)."""
+               view: Callable[[], MessageView]) -> bool:
+        """True when every check but the payload's passes (the implicit rules are decided by the caller, once per
+        message; the payload by the caller too, so that it knows a definition failing on its payload alone)."""
         if not self.exact.items() <= attributes.items():
             return False
         get = attributes.get
@@ -239,7 +240,7 @@ class Plan:
             for check in self.closures:
                 if check(shown, bindings) is not None:
                     return False
-        return self.payload is None or payload_ok(self.payload)
+        return True
 
     def _templates_fit(self, get: Callable[[str], Any], bindings: dict[str, str], text: bool) -> bool:
         for name, required, is_type, fullmatch, names in self.templates:

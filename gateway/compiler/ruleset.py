@@ -105,7 +105,7 @@ class EndpointRules:
         if found.__class__ is Verdict:
             return found
         if found.__class__ is Failed:
-            return explain_failure(found.candidates, found.view, found.certain)
+            return explain_failure(found.candidates, found.view, found.certain, found.payload_only)
         return self.judge(envelope, limits)
 
     def judge(self, envelope: Envelope, limits: Limits = DEFAULT_LIMITS) -> Verdict:
