@@ -277,7 +277,8 @@ def test_killed_and_restarted_from_checkpoint_audit_holds_every_record_once(tmp_
     folder = tmp_path / "config"
     folder.mkdir()
     (folder / "it.xreg.json").write_text(json.dumps(document), "utf-8")
-    # 8 micro-batches' worth: killed with the fourth in flight, the restart replays it and reads the rest
+    # 8 micro-batches' worth: killed with the second in flight (the first committed), the restart replays it and
+    # reads the rest
     records = it_traffic.mixed("KAFKA", 1200)
     per_batch = 150
     placed = produce(topics["in"], records)
@@ -286,10 +287,11 @@ def test_killed_and_restarted_from_checkpoint_audit_holds_every_record_once(tmp_
     first = spark_process(folder, tmp_path, "--max-offsets-per-trigger", str(per_batch))
     try:
         # killed in the middle of a micro-batch: planned in the offset log, not yet committed
+        # one committed batch is all a restart needs to start from (more only cost a micro-batch each)
         deadline = time.monotonic() + 240
-        while not logged(checkpoint, "offsets") > logged(checkpoint, "commits") >= 3:
+        while not logged(checkpoint, "offsets") > logged(checkpoint, "commits") >= 1:
             assert first.poll() is None, "the runner stopped before it was killed"
-            assert time.monotonic() < deadline, "no micro-batch in flight after 3 committed within 240 s"
+            assert time.monotonic() < deadline, "no micro-batch in flight after 1 committed within 240 s"
             time.sleep(0.05)
     finally:
         os.killpg(first.pid, signal.SIGKILL)
