@@ -214,12 +214,13 @@ class Collector:
         self.bodies: dict[str, collections.Counter[bytes]] = {d: collections.Counter() for d in DESTINATION_OF.values()}
         self.envelopes: dict[str, list[Envelope]] = {d: [] for d in DESTINATION_OF.values()}
         self.arrivals: list[tuple[float, bytes]] = []  # (time.monotonic(), body) of everything read, in order
-        self._stack = contextlib.AsyncExitStack()
+        self._stacks: list[contextlib.AsyncExitStack] = []  # one a source: they are closed side by side
         self._tasks: list[asyncio.Task[None]] = []
 
     async def __aenter__(self) -> Collector:
         for name in DESTINATION_OF.values():
-            source = await self._stack.enter_async_context(adapters.create_source(self.world.config(name)))
+            self._stacks.append(contextlib.AsyncExitStack())
+            source = await self._stacks[-1].enter_async_context(adapters.create_source(self.world.config(name)))
             self._tasks.append(asyncio.create_task(self._read(name, source)))
         return self
 
@@ -241,7 +242,11 @@ class Collector:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._stack.aclose()
+        # concurrently: closing a source may wait out a fetch in progress (a JetStream fetchtimeout, say)
+        closed = await asyncio.gather(*(stack.aclose() for stack in self._stacks), return_exceptions=True)
+        for outcome in closed:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
 
 async def wait_until_live(world: World, collector: Collector, timeout: float = 60) -> set[bytes]:

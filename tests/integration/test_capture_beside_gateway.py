@@ -8,6 +8,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from gateway.envelope import Envelope
 from protocol_adapters import registry
 from protocol_adapters.base import EndpointConfig
+from tests.integration.harness import broker_connections
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -122,6 +124,14 @@ def test_capture_from_kafka_never_commits_for_the_gateways_group(tmp_path: Path)
     assert asyncio.run(_committed(server, topic, group)) is None
 
 
+def _await_connection(pid: int, port: int, timeout: float) -> None:
+    """Until process `pid` holds an established connection to 127.0.0.1:`port` (polled)."""
+    deadline = time.monotonic() + timeout
+    while not broker_connections(pid, port):
+        assert time.monotonic() < deadline, f"process {pid} did not connect to port {port} within {timeout} s"
+        time.sleep(0.1)
+
+
 def test_capture_from_mqtt_does_not_join_the_gateways_shared_subscription(tmp_path: Path) -> None:
     subprocess.run(["bash", str(REPO / "deploy" / "brokers" / "mosquitto.sh"), "start"], check=True)
     server = "mqtt://127.0.0.1:1883"
@@ -136,7 +146,11 @@ def test_capture_from_mqtt_does_not_join_the_gateways_shared_subscription(tmp_pa
                 sys.executable, "-m", "gateway.cli", "capture", "--config", str(tmp_path / "cfg"), "--endpoint",
                 "cap.in", "--count", str(COUNT), "--timeout", "60", "-o", str(tmp_path / "captured.jsonl"),
                 cwd=REPO, stderr=asyncio.subprocess.PIPE)
-            await asyncio.sleep(15)  # the capture's subscription in place (its interpreter starts first)
+            # the capture's subscription in place (its interpreter starts first): its client subscribes as soon as
+            # it is connected, so wait for its connection to the broker, then two seconds for the SUBSCRIBE to be
+            # served; a capture not yet subscribed would miss messages and fail the line count below
+            await asyncio.to_thread(_await_connection, reader.pid, 1883, 60)
+            await asyncio.sleep(2)
             await _publish(EndpointConfig("cap.out", "MQTT/5.0", (server,), {"topic_name": topic, "qos": 1}))
             got = 0
             async with asyncio.timeout(30):

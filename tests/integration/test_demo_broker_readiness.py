@@ -74,7 +74,7 @@ def test_demo_enables_the_amqp_plugin_and_every_route_flows(rabbitmq_without_plu
     for document in config.glob("*.json"):
         document.write_text(document.read_text().replace("127.0.0.1:5672", f"127.0.0.1:{env['XGATE_RABBITMQ_PORT']}")
                             .replace("127.0.0.1:8088", f"127.0.0.1:{webhook}"))
-    done = subprocess.run([sys.executable, "-m", "gateway.testing.demo", "--config", str(config), "--duration", "15",
+    done = subprocess.run([sys.executable, "-m", "gateway.testing.demo", "--config", str(config), "--duration", "8",
                            "--rate", "100", "--metrics-address", f"127.0.0.1:{free_port()}"],
                           cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=600, check=False)
     output = done.stdout + done.stderr
@@ -100,7 +100,7 @@ def test_an_unreachable_destination_is_shown_while_the_other_routes_flow_and_the
     settings = config / "gateway.yaml"
     settings.write_text(settings.read_text().replace("drain_timeout: 15", "drain_timeout: 2"))
     assert "drain_timeout: 2\n" in settings.read_text()
-    done = subprocess.run([sys.executable, "-m", "gateway.testing.demo", "--config", str(config), "--duration", "15",
+    done = subprocess.run([sys.executable, "-m", "gateway.testing.demo", "--config", str(config), "--duration", "8",
                            "--rate", "100", "--metrics-address", f"127.0.0.1:{free_port()}"],
                           cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
     output = done.stdout + done.stderr

@@ -1,7 +1,11 @@
 """Spark's Kafka connector is resolved before the first session of the run: a session's driver classpath is
-fixed when its JVM starts, and every module of tests/spark shares that JVM."""
+fixed when its JVM starts, and every module of tests/spark shares that JVM. The modules share one local
+SparkSession too (with the connector): a second one costs a SparkContext and its Python workers again."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -12,3 +16,13 @@ def kafka_connector() -> None:
     from gateway.spark.connector import kafka_connector_jars
 
     kafka_connector_jars()
+
+
+@pytest.fixture(scope="session")
+def spark_session(kafka_connector: None) -> Iterator[Any]:
+    """One local SparkSession (local[2], Spark's Kafka connector on its classpath) for every module here."""
+    from gateway.spark.batch import build_session
+
+    session = build_session("local[2]", "xgate-tests", kafka=True)
+    yield session
+    session.stop()

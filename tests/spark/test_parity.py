@@ -12,7 +12,6 @@ import json
 import pickle
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from gateway.check import judge_lines
 from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
 from gateway.spark import RegistryBundle, bundle_from_paths, ruleset_for, validate_frame
-from gateway.spark.batch import build_session, judged_rows, read_lines, read_parquet
+from gateway.spark.batch import judged_rows, read_lines, read_parquet
 from gateway.spark.validate import verdict_line
 from gateway.testing.traffic import generate
 from tests.conftest import conformance_dir
@@ -48,10 +47,8 @@ CLI = ("import argparse, sys\n"
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    session = build_session("local[2]", "xgate-tests")
-    yield session
-    session.stop()
+def spark(spark_session: Any) -> Any:
+    return spark_session  # tests/spark/conftest.py: one session for the package
 
 
 def as_lines(records: list[Any]) -> list[str]:

@@ -18,7 +18,6 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,6 @@ from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
 from gateway.recorded import envelope_from_record
 from gateway.settings import load_settings
-from gateway.spark.batch import build_session
 from gateway.spark.shipping import bundle_from_paths
 from gateway.spark.streaming import BatchWriter, plan_stream, start_query
 from gateway.spark.validate import verdict_line
@@ -56,11 +54,9 @@ STAMP = int(time.time() * 1000)
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
+def spark(spark_session: Any) -> Any:
     start_broker("kafka")
-    session = build_session("local[2]", "xgate-stream-tests", kafka=True)
-    yield session
-    session.stop()
+    return spark_session  # tests/spark/conftest.py: one session (with the Kafka connector) for the package
 
 
 def produce(topic: str, records: list[dict[str, Any]]) -> list[tuple[int, int]]:
@@ -179,15 +175,16 @@ def test_integration_traffic_routed_and_identical_to_check(spark: Any, tmp_path:
     # every record reached the destination its verdict and route call for, dead letters with the reason
     routed = Counter(r["destination"] for r in rows)
     assert set(routed) == {"valid", "dlq", "unknown"}
+    arrivals = {}
     for name in ("valid", "dlq", "unknown"):
-        arrived = read_topic(topics[name], routed[name])
+        arrived = arrivals[name] = read_topic(topics[name], routed[name])
         assert len(arrived) == routed[name], name
         if name != "valid":
             headers = dict(arrived[0].headers)
             assert headers["xgate-verdict"] == b"nonconformant"
             assert headers["xgate-source-endpoint"] == b"in"
             assert json.loads(headers["xgate-violations"])
-    valid_bodies = sorted(m.value for m in read_topic(topics["valid"], routed["valid"]))
+    valid_bodies = sorted(m.value for m in arrivals["valid"])  # the topic as read above, not read twice
     assert valid_bodies == sorted(r["value"] for r in rows if r["destination"] == "valid")
 
 
@@ -280,7 +277,8 @@ def test_killed_and_restarted_from_checkpoint_audit_holds_every_record_once(tmp_
     folder = tmp_path / "config"
     folder.mkdir()
     (folder / "it.xreg.json").write_text(json.dumps(document), "utf-8")
-    # 8 micro-batches' worth: killed with the fourth in flight, the restart replays it and reads the rest
+    # 8 micro-batches' worth: killed with the second in flight (the first committed), the restart replays it and
+    # reads the rest
     records = it_traffic.mixed("KAFKA", 1200)
     per_batch = 150
     placed = produce(topics["in"], records)
@@ -289,10 +287,11 @@ def test_killed_and_restarted_from_checkpoint_audit_holds_every_record_once(tmp_
     first = spark_process(folder, tmp_path, "--max-offsets-per-trigger", str(per_batch))
     try:
         # killed in the middle of a micro-batch: planned in the offset log, not yet committed
+        # one committed batch is all a restart needs to start from (more only cost a micro-batch each)
         deadline = time.monotonic() + 240
-        while not logged(checkpoint, "offsets") > logged(checkpoint, "commits") >= 3:
+        while not logged(checkpoint, "offsets") > logged(checkpoint, "commits") >= 1:
             assert first.poll() is None, "the runner stopped before it was killed"
-            assert time.monotonic() < deadline, "no micro-batch in flight after 3 committed within 240 s"
+            assert time.monotonic() < deadline, "no micro-batch in flight after 1 committed within 240 s"
             time.sleep(0.05)
     finally:
         os.killpg(first.pid, signal.SIGKILL)
