@@ -19,7 +19,6 @@ from types import TracebackType
 from typing import Any, Self
 
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafka ships no type information
-from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
 from aiokafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 
 from gateway.envelope import Envelope
@@ -29,6 +28,7 @@ from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
 from protocol_adapters.kafka.mapping import OutgoingRecord, outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions, sink_options
+from protocol_adapters.kafka.partitioning import murmur2
 
 # seconds during which a failed connection attempt answers every send without trying again
 _RETRY_AFTER = 0.5
