@@ -35,20 +35,15 @@ def kafka_envelope(topic: str, partition: int, offset: int, key: bytes | None, v
                    headers: Iterable[tuple[str, bytes | None]], timestamp_ms: int | None, endpoint: str | None,
                    ack: Any = None) -> Envelope:
     """A Kafka record, given field by field (any client, or a Spark row), as an Envelope."""
-    return Envelope(
-        protocol=PROTOCOL,
-        fields={
-            "topic": topic,
-            "partition": partition,
-            "key": key,
-            "headers": [(name, b"" if data is None else data) for name, data in headers],
-            "timestamp": timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None,
-        },
-        body=b"" if value is None else value,
-        endpoint=endpoint,
-        position={"topic": topic, "partition": partition, "offset": offset},
-        ack=ack,
-    )
+    pairs = list(headers)
+    for _, data in pairs:  # a null header value is rare: the pairs are copied one by one only then
+        if data is None:
+            pairs = [(name, b"" if data is None else data) for name, data in pairs]
+            break
+    fields = {"topic": topic, "partition": partition, "key": key, "headers": pairs,
+              "timestamp": timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None}
+    position = {"topic": topic, "partition": partition, "offset": offset}
+    return Envelope(PROTOCOL, fields, b"" if value is None else value, endpoint, position, ack)
 
 
 def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
