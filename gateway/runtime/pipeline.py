@@ -92,6 +92,12 @@ class Pipeline:
         self.health = DestinationHealth(route.source.endpoint_id, metrics.destination_up, metrics.up["sink"])
         # a verdict's decision depends on its kind alone: decided once per route, looked up per message
         self._decisions = {kind: decide_kind(route, kind) for kind in Kind}
+        # the kinds whose messages carry dead-letter headers, and the (destination, action) a message of each
+        # kind counts under once it landed as decided
+        self._dead_lettered = {kind for kind, decision in self._decisions.items()
+                               if decision.action is Action.DEAD_LETTER and decision.destination is not None}
+        self._routed_as = {kind: (decision.destination.endpoint_id if decision.destination is not None else "",
+                                  decision.action.value) for kind, decision in self._decisions.items()}
 
     @property
     def ready(self) -> bool:
@@ -196,7 +202,10 @@ class Pipeline:
             for item in judged:
                 destination = item.decision.destination if item.decision is not None else None
                 if destination is not None:
-                    shares.setdefault(destination.endpoint_id, (destination, []))[1].append(item)
+                    share = shares.get(destination.endpoint_id)
+                    if share is None:  # not setdefault: that would build a tuple and a list per message
+                        share = shares[destination.endpoint_id] = (destination, [])
+                    share[1].append(item)
             await asyncio.gather(*(self._deliver_share(*share) for share in shares.values()))
             acked = await self._settle(source, judged)
             observe_many(metrics.end_to_end, [time.perf_counter() - received] * acked)
@@ -238,11 +247,16 @@ class Pipeline:
                                                          and decision.destination is not None,
                                                          decision.action is Action.REJECT))
                 acked.append(item)
+        as_decided: Tally[Kind] = Tally()  # landed as decided (the common case): counted by kind
         routed: Tally[tuple[str, str]] = Tally()
         dead_letters = route.nonconformant.endpoint_id if route.nonconformant is not None else None
+        sent = Landing.SENT
         for item in acked:
             decision = item.decision
             assert decision is not None
+            if item.landing is sent:
+                as_decided[decision.kind] += 1
+                continue
             target = decision.destination.endpoint_id if decision.destination is not None else ""
             action = decision.action.value
             if item.landing is Landing.DEAD_LETTERED and dead_letters is not None:
@@ -250,6 +264,8 @@ class Pipeline:
             elif item.landing is Landing.DROPPED:
                 action = Action.DROP.value
             routed[(target, action)] += 1
+        for kind, count in as_decided.items():
+            routed[self._routed_as[kind]] += count
         for (target, action), count in routed.items():
             stats.actions[action] += count
             metrics.routed[(target, action)].inc(count)
@@ -269,11 +285,14 @@ class Pipeline:
         classify = self.holder.ruleset.classify
         decisions = self._decisions
         clock = time.perf_counter
+        dead_lettered = self._dead_lettered
         judged: list[_Judged] = []
         durations: list[float] = []
-        kinds: Tally[str] = Tally()
-        named: Tally[tuple[str, str, str]] = Tally()
-        rules: Tally[str] = Tally()
+        # counted by enum member (a member hashes as its text, where `.value` is a Python property call) and
+        # named by text once per batch below
+        kinds: Tally[Kind] = Tally()
+        named: Tally[tuple[str, str, Kind]] = Tally()
+        rules: Tally[Rule] = Tally()
         for envelope in batch:
             started = clock()
             try:
@@ -288,25 +307,25 @@ class Pipeline:
                 verdict = failed
             decision = decisions[kind_of(verdict)]
             item = _Judged(envelope, verdict, decision)
-            kind = decision.kind.value
+            kind = decision.kind
             kinds[kind] += 1
             named[(verdict.messagegroupid or "", verdict.messageid or "", kind)] += 1
             for violation in verdict.violations:
-                rules[violation.rule.value] += 1
-            if decision.action is Action.DEAD_LETTER and decision.destination is not None:
+                rules[violation.rule] += 1
+            if kind in dead_lettered:
                 item.headers = dead_letter_headers(envelope, verdict, route.source.endpoint_id)
             judged.append(item)
         observe_many(metrics.validation, durations)
         for kind, count in kinds.items():
-            stats.verdicts[kind] += count
-            metrics.verdicts[kind].inc(count)
-        for key, count in named.items():
-            child = metrics.definitions.get(key)
+            stats.verdicts[kind.value] += count
+            metrics.verdicts[kind.value].inc(count)
+        for (group, message, kind), count in named.items():
+            child = metrics.definitions.get((group, message, kind.value))
             if child is not None:
                 child.inc(count)
         for rule, count in rules.items():
-            stats.rules[rule] += count
-            metrics.rules[rule].inc(count)
+            stats.rules[rule.value] += count
+            metrics.rules[rule.value].inc(count)
         return judged
 
     def _judging_failed(self, envelope: Envelope, exc: Exception) -> Verdict | None:
@@ -336,8 +355,8 @@ class Pipeline:
         send_many = getattr(self._sinks[destination.endpoint_id], "send_many", None)
         pending = share
         if send_many is not None and len(share) > 1:
-            failures = await send_many([outgoing(item.envelope, destination.protocol, item.headers)
-                                        for item in share])
+            protocol = destination.protocol
+            failures = await send_many([outgoing(item.envelope, protocol, item.headers) for item in share])
             pending = []
             for item, failure in zip(share, failures):
                 if failure is not None:

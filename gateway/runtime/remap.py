@@ -97,6 +97,7 @@ def _generic_headers(envelope: Envelope, attribute_names: set[str]) -> list[tupl
 
 
 def _add_headers(binding: Binding, fields: dict[str, Any], headers: list[tuple[str, str]]) -> None:
+    """Into a new list or map, never the one in `fields`: `outgoing` shares those with the envelope it read."""
     if not headers or not binding.headers:
         return
     field = binding.headers
@@ -175,16 +176,6 @@ def _cross_protocol(envelope: Envelope, target: str) -> Envelope:
     return Envelope(target, fields, body, envelope.endpoint, dict(envelope.position))
 
 
-def _copy_fields(fields: dict[str, Any]) -> dict[str, Any]:
-    """A copy the sink side may add headers or properties to: each list or map copied, values shared.
-
-    One level is enough: headers are appended to the lists and properties set in the maps, and the values
-    themselves (bytes, strings, numbers, tuples) are never changed in place. Cheaper than deepcopy per message.
-    """
-    return {name: list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
-            for name, value in fields.items()}
-
-
 def _structured_only(protocol: str) -> bool:
     binding = BINDINGS.get(protocol)
     return binding is not None and binding.structured_only
@@ -196,9 +187,11 @@ def outgoing(envelope: Envelope, target: str, extra_headers: list[tuple[str, str
         target = envelope.protocol  # the in-process broker carries any protocol's messages as they are
     if envelope.protocol == target or (protocol_family(envelope.protocol) == protocol_family(target)
                                        and not _structured_only(target)):
-        fields = _copy_fields(envelope.fields)
+        # a shallow copy: the lists, maps and position are shared with `envelope`, as nothing changes them in
+        # place (`_add_headers` and the sinks build new ones); only this dict's own keys may differ
+        fields = dict(envelope.fields)
         fields.pop("partition", None)  # the destination topic partitions by key
-        out = Envelope(target, fields, envelope.body, envelope.endpoint, dict(envelope.position))
+        out = Envelope(target, fields, envelope.body, envelope.endpoint, envelope.position)
     else:
         out = _cross_protocol(envelope, target)
     if extra_headers:

@@ -8,17 +8,16 @@ A null record value (tombstone) becomes an empty body; a null header value becom
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gateway.envelope import Envelope
 
 PROTOCOL = "KAFKA"
 
 
-@dataclass(frozen=True, slots=True)
-class OutgoingRecord:
-    """What the sink hands to the producer for one envelope."""
+class OutgoingRecord(NamedTuple):
+    """What the sink hands to the producer for one envelope (a tuple: built once per message, and a frozen
+    dataclass costs twice as much to build)."""
 
     value: bytes
     key: bytes | None
@@ -36,20 +35,15 @@ def kafka_envelope(topic: str, partition: int, offset: int, key: bytes | None, v
                    headers: Iterable[tuple[str, bytes | None]], timestamp_ms: int | None, endpoint: str | None,
                    ack: Any = None) -> Envelope:
     """A Kafka record, given field by field (any client, or a Spark row), as an Envelope."""
-    return Envelope(
-        protocol=PROTOCOL,
-        fields={
-            "topic": topic,
-            "partition": partition,
-            "key": key,
-            "headers": [(name, b"" if data is None else data) for name, data in headers],
-            "timestamp": timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None,
-        },
-        body=b"" if value is None else value,
-        endpoint=endpoint,
-        position={"topic": topic, "partition": partition, "offset": offset},
-        ack=ack,
-    )
+    pairs = list(headers)
+    for _, data in pairs:  # a null header value is rare: the pairs are copied one by one only then
+        if data is None:
+            pairs = [(name, b"" if data is None else data) for name, data in pairs]
+            break
+    fields = {"topic": topic, "partition": partition, "key": key, "headers": pairs,
+              "timestamp": timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None}
+    position = {"topic": topic, "partition": partition, "offset": offset}
+    return Envelope(PROTOCOL, fields, b"" if value is None else value, endpoint, position, ack)
 
 
 def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
@@ -57,18 +51,32 @@ def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
     """The record to produce for `envelope`: its body, key, headers and timestamp, as bytes for the wire."""
     fields = envelope.fields
     key = fields.get("key")
-    # (str, bytes) pairs, as a Kafka source delivers them, pass as they are; anything else is converted
-    headers = [(name, value) if name.__class__ is str and value.__class__ is bytes else (str(name), as_bytes(value))
-               for name, value in _pairs(fields.get("headers"))]
-    if default_headers:
-        present = {name for name, _ in headers}
-        headers.extend((name, value) for name, value in default_headers if name not in present)
+    headers = fields.get("headers")
+    if headers.__class__ is list and not default_headers:
+        # a Kafka source's (str, bytes) pairs go to the producer as they are (it only reads them)
+        for name, value in headers:
+            if name.__class__ is not str or value.__class__ is not bytes:
+                headers = _header_bytes(headers)
+                break
+    else:
+        headers = _header_bytes(headers)
+        if default_headers:
+            present = {name for name, _ in headers}
+            headers.extend((name, value) for name, value in default_headers if name not in present)
+    body = envelope.body
+    timestamp = fields.get("timestamp")
     return OutgoingRecord(
-        value=as_bytes(envelope.body),
-        key=default_key if key is None else as_bytes(key),
-        headers=headers,
-        timestamp_ms=_timestamp(fields.get("timestamp")),
+        body if body.__class__ is bytes else as_bytes(body),
+        default_key if key is None else key if key.__class__ is bytes else as_bytes(key),
+        headers,
+        timestamp if timestamp.__class__ is int and timestamp >= 0 else _timestamp(timestamp),
     )
+
+
+def _header_bytes(headers: Any) -> list[tuple[str, bytes]]:
+    """Header pairs (a list or a map) as new (str, bytes) pairs."""
+    return [(name, value) if name.__class__ is str and value.__class__ is bytes else (str(name), as_bytes(value))
+            for name, value in _pairs(headers)]
 
 
 def as_bytes(value: Any) -> bytes:

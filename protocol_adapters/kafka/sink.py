@@ -19,7 +19,6 @@ from types import TracebackType
 from typing import Any, Self
 
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafka ships no type information
-from aiokafka.partitioner import murmur2  # type: ignore[import-untyped]
 from aiokafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 
 from gateway.envelope import Envelope
@@ -29,9 +28,12 @@ from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
 from protocol_adapters.kafka.mapping import OutgoingRecord, outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions, sink_options
+from protocol_adapters.kafka.partitioning import murmur2
 
 # seconds during which a failed connection attempt answers every send without trying again
 _RETRY_AFTER = 0.5
+# the size the producer gives a record, as it checks it against max_request_size (looked up once, used per record)
+_estimated_size = DefaultRecordBatchBuilder.estimate_size_in_bytes
 
 
 class KafkaSink:
@@ -192,7 +194,8 @@ class _BatchPlan:
 
     def __init__(self, producer: Any, options: KafkaSinkOptions, partitions: list[int]) -> None:
         self._producer = producer
-        self._options = options
+        self._max_request_size = options.max_request_size
+        self._fixed = options.partition is not None
         self._partitions = partitions
         self._keyless = options.partition if options.partition is not None else \
             random.choice(partitions)
@@ -201,26 +204,25 @@ class _BatchPlan:
         self.alone: list[int] = []
 
     def add(self, index: int, record: OutgoingRecord) -> None:
-        options = self._options
-        if DefaultRecordBatchBuilder.estimate_size_in_bytes(record.key, record.value, record.headers) > \
-                options.max_request_size:
+        value, key, headers, timestamp_ms = record
+        if _estimated_size(key, value, headers) > self._max_request_size:
             self.alone.append(index)  # the producer refuses it: through `send`, to fail by itself
             return
-        if options.partition is not None or record.key is None:
+        if self._fixed or key is None:
             partition = self._keyless
         else:
             partitions = self._partitions
-            partition = partitions[(murmur2(record.key) & 0x7FFFFFFF) % len(partitions)]
+            partition = partitions[(murmur2(key) & 0x7FFFFFFF) % len(partitions)]
         entry = self._open.get(partition)
         if entry is None:
             entry = self._open[partition] = (self._producer.create_batch(), [])
         batch, indexes = entry
-        if batch.append(timestamp=record.timestamp_ms, key=record.key, value=record.value,
-                        headers=record.headers) is None:  # full: closed, a new one for the rest
+        if batch.append(timestamp=timestamp_ms, key=key, value=value, headers=headers) is None:
+            # full: closed, a new one for the rest
             self._full.append((partition, batch, indexes))
             entry = self._open[partition] = (self._producer.create_batch(), [])
             batch, indexes = entry
-            batch.append(timestamp=record.timestamp_ms, key=record.key, value=record.value, headers=record.headers)
+            batch.append(timestamp=timestamp_ms, key=key, value=value, headers=headers)
         indexes.append(index)
 
     def batches(self) -> list[tuple[int, Any, list[int]]]:

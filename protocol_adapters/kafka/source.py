@@ -176,11 +176,11 @@ class KafkaSource:
 
     def take_ready(self, limit: int) -> list[Envelope]:
         """Records already fetched, without waiting: the pipeline judges and delivers them as one batch."""
+        if self._stopping.is_set():
+            return []
         ready, envelope = self._ready, self.envelope
-        taken: list[Envelope] = []
-        while ready and len(taken) < limit and not self._stopping.is_set():
-            taken.append(envelope(ready.popleft()))
-        return taken
+        take = ready.popleft
+        return [envelope(take()) for _ in range(min(limit, len(ready)))]
 
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
         self._acknowledge(envelope)

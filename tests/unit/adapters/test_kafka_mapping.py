@@ -80,6 +80,14 @@ class TestEnvelopeToRecord:
         assert out.headers == [("x", b"1"), ("y", b"2")]
         assert out.value == b"body"
 
+    def test_a_mixed_header_list_is_converted_into_a_new_list(self) -> None:
+        headers: list[tuple[Any, Any]] = [("a", b"1"), ("b", "2")]
+        envelope = Envelope("KAFKA", {"headers": headers}, b"")
+        assert outgoing_record(envelope).headers == [("a", b"1"), ("b", b"2")]
+        assert headers == [("a", b"1"), ("b", "2")]  # the envelope's own list unchanged
+        defaults = outgoing_record(Envelope("KAFKA", {"headers": [("a", b"1")]}, b""), None, (("c", b"3"),))
+        assert defaults.headers == [("a", b"1"), ("c", b"3")]
+
     def test_missing_fields_give_no_key_headers_or_timestamp(self) -> None:
         assert outgoing_record(Envelope("KAFKA", {}, b"x")) == OutgoingRecord(b"x", None, [], None)
 
