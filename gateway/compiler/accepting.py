@@ -211,10 +211,15 @@ class Acceptor:
         """A structured event decoded by the tagged unions, layer after layer while candidates certainly fail."""
         body = envelope.body
         payload: dict[int, bool] = {}
-        for layer in self.layers:
+        for number, layer in enumerate(self.layers):
             try:
                 event = layer.decode(body)
-            except (msgspec.DecodeError, ValueError, RecursionError):  # msgspec.ValidationError included
+            except msgspec.ValidationError as exc:
+                # refused inside `data`: most likely the payload fails this candidate's schema, which the
+                # explaining pass then reads in one detailed pass (a hint: it decides exactly either way)
+                return self._undecided(envelope, content_type, unique, payload,
+                                       number if "`$.data" in str(exc) else -1)
+            except (msgspec.DecodeError, ValueError, RecursionError):
                 return self._undecided(envelope, content_type, unique, payload)
             plan = self.plans[event.__class__]
             kind = plan.definition.discriminator.value  # type: ignore[union-attr]
@@ -235,11 +240,12 @@ class Acceptor:
                 return self._undecided(envelope, content_type, unique, payload)
         return self._undecided(envelope, content_type, unique, payload)
 
-    def _undecided(self, envelope: Envelope, content_type: Any, unique: bool, payload: dict[int, bool]) -> Any:
-        return self._structured_failed(envelope, content_type, unique, payload, None, False)
+    def _undecided(self, envelope: Envelope, content_type: Any, unique: bool, payload: dict[int, bool],
+                   failing: int = -1) -> Any:
+        return self._structured_failed(envelope, content_type, unique, payload, None, False, failing)
 
     def _structured_failed(self, envelope: Envelope, content_type: Any, unique: bool, payload: dict[int, bool],
-                           kind: Any, certain: bool) -> Any:
+                           kind: Any, certain: bool, failing: int = -1) -> Any:
         try:
             parsed = jsontext.loads(envelope.body, unique)
         except ValueError:
@@ -249,14 +255,17 @@ class Acceptor:
             return UNSURE
         if kind is None:
             kind = reading.attributes.get("type")
-            if self.by_type.get(kind) if kind.__class__ is str else None:
-                # the flat checks decide exactly which candidate fails (definitions sharing a `type` differ in
-                # their schemas too: the decode may have failed on an earlier one's), and they tell a candidate
-                # failing on its payload alone, whose other checks the explaining pass then skips
+            if len(self.by_type.get(kind, ()) if kind.__class__ is str else ()) > 1:
+                # definitions sharing a `type` differ in their schemas too: the decode may have failed on an
+                # earlier candidate's schema, which the flat checks decide exactly (usually on `source`)
                 return self._structured(envelope, content_type, unique, parsed, payload)
             if self.floating and self._floating_apply(kind):
                 return UNSURE
         candidates = self.fixed.get(kind, ()) if kind.__class__ is str else ()
+        if 0 <= failing < len(candidates):
+            validator = self.by_type[kind][failing].payload
+            if validator is not None:
+                payload.setdefault(id(validator), False)
         view = MessageView(envelope, reading, content_type, unique_keys=unique)
         _hand_over(view, payload)
         return Failed(view, candidates, certain)
