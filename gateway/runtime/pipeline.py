@@ -257,8 +257,7 @@ class Pipeline:
             if item.landing is sent:
                 as_decided[decision.kind] += 1
                 continue
-            target = decision.destination.endpoint_id if decision.destination is not None else ""
-            action = decision.action.value
+            target, action = self._routed_as[decision.kind]
             if item.landing is Landing.DEAD_LETTERED and dead_letters is not None:
                 target, action = dead_letters, Action.DEAD_LETTER.value
             elif item.landing is Landing.DROPPED:
