@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -45,8 +46,6 @@ def _expected_preview(value: Any) -> str:
 
 def test_random_containers_read_as_json_dumps_writes_them() -> None:
     # random containers, some past the limit, some beyond 64-bit integers or with long strings inside
-    import random
-
     rng = random.Random(7)
 
     def value(depth: int) -> Any:
@@ -69,4 +68,3 @@ def test_random_containers_read_as_json_dumps_writes_them() -> None:
         sample = value(0)
         if isinstance(sample, (dict, list, tuple)):
             assert truncate(sample) == _expected_preview(sample)
-
