@@ -8,10 +8,11 @@ BROKERS := kafka mosquitto rabbitmq nats
 
 .PHONY: demo test lint bench soak fault-run clean install brokers brokers-stop
 
+# --no-compile: bytecode is written as modules are first imported, not for every file of every wheel up front
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --no-compile -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -23,8 +24,9 @@ demo: $(STAMP)
 	$(VENV)/bin/xgate lint config/demo
 	$(PY) -m gateway.testing.demo --config config/demo $(DEMO_ARGS)
 
+# two workers: tests/conftest.py keeps the broker tests on one of them, in order, and Spark's on one
 test: $(STAMP) brokers
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadgroup
 
 # start (or reuse) every broker on 127.0.0.1; installs a missing one
 brokers: $(STAMP)
