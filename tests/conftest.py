@@ -29,21 +29,23 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-# `make test` runs on two pytest-xdist workers (`-n 2 --dist loadgroup`). These tests stay together on one
-# worker, in order: the broker tests share the brokers of deploy/brokers (some restart them), Spark's run one
-# JVM at a time (their session is one per worker), and Prometheus' checks install promtool where the scrape
-# test runs it. Every other test goes to whichever worker is free.
-_SERIAL_GROUPS = {"tests/contract/": "brokers", "tests/integration/": "brokers",
-                  "tests/deploy/test_prometheus_and_grafana.py": "brokers",
-                  "tests/spark/": "spark", "tests/deploy/test_spark_submit.py": "spark"}
+# `make test` runs in two steps (Makefile). First every test but the broker tests, on two pytest-xdist workers
+# (`-n 2 --dist loadgroup`), Spark's together on one of them (one JVM at a time: their session is one per
+# worker). Then the broker tests (marked `brokers`) in one process, in order: they share the brokers of
+# deploy/brokers, some restart one, and load beside them turns their timing into flakes (seen twice when
+# they shared the machine with the other worker). Prometheus' checks install promtool where the scrape
+# test runs it, so they go with the broker tests.
+_BROKERS = ("tests/contract/", "tests/integration/", "tests/deploy/test_prometheus_and_grafana.py")
+_SPARK = ("tests/spark/", "tests/deploy/test_spark_submit.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        group = next((name for prefix, name in _SERIAL_GROUPS.items() if item.nodeid.startswith(prefix)), None)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        if item.nodeid.startswith(_BROKERS):
+            item.add_marker(pytest.mark.brokers)
+        elif item.nodeid.startswith(_SPARK):
+            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 def _skip_location(report: pytest.TestReport) -> str:
