@@ -16,9 +16,10 @@ from nats.aio.client import Client, Server
 from nats.js import JetStreamContext
 
 from gateway.errors import AdapterError
-from protocol_adapters.nats.errors import adapter_error
+from protocol_adapters.nats.errors import adapter_error, is_retriable
 from protocol_adapters.nats.mapping import HeaderKeepingClient
 from protocol_adapters.nats.options import NatsOptions
+from protocol_adapters.nats.tls_probe import refusal_reason
 from protocol_adapters.tls import tls_refusal
 
 BACKOFF_INITIAL = 0.1
@@ -71,9 +72,12 @@ async def connect(options: NatsOptions, error_cb: ErrorCallback | None = None) -
         # the limit above was for the first connect only: from now on, never give up
         client.options["max_reconnect_attempts"] = -1
         return client
-    if refused.done():
-        failure = AdapterError(f"NATS endpoint {options.endpoint_id!r}: TLS handshake with {where} failed: "
-                               f"{refused.result()}")
+    reason = refused.result() if refused.done() else None
+    if reason is None and settings["tls"] is not None and is_retriable(failure):
+        # a refusal can reach nats-py as a plain reset (tls_probe.py): ask the server once more, quietly
+        reason = await refusal_reason(options.servers, settings["tls"], min(options.connect_timeout, 10.0))
+    if reason is not None:
+        failure = AdapterError(f"NATS endpoint {options.endpoint_id!r}: TLS handshake with {where} failed: {reason}")
     with contextlib.suppress(Exception):
         async with asyncio.timeout(options.connect_timeout):
             await client.close()

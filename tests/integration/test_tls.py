@@ -15,6 +15,7 @@ stops them afterwards, whatever happened. What is proved:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -32,6 +33,8 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters import mqtt, nats
 from protocol_adapters.base import EndpointConfig, TlsSettings
+from protocol_adapters.nats.options import sink_options
+from protocol_adapters.nats.tls_probe import refusal_reason
 from tests.certificates import Pki, make_pki
 from tests.conftest import free_port
 from tests.contract.suite import run, take
@@ -227,6 +230,21 @@ def test_nats_server_refuses_a_client_without_its_certificate(nats_tls: int, pki
                             tls=mutual(pki, client_certificate=False))
     error, _ = refusal(config, "sink")
     assert not error.retriable and "tls.cert" in str(error), error
+
+
+def test_the_probe_reads_the_refusal_that_a_reset_can_hide_from_nats_py(nats_tls: int, pki: Pki) -> None:
+    # the path the test above takes only when nats-py's CONNECT races the server's alert (tls_probe.py)
+    without = EndpointConfig("anonymous", "NATS", (f"nats://127.0.0.1:{nats_tls}",), {"subject": "xgate.tls.x"},
+                             tls=mutual(pki, client_certificate=False))
+    context = sink_options(without).ssl_context()
+    assert context is not None
+    reason = asyncio.run(refusal_reason((f"nats://127.0.0.1:{nats_tls}",), context, 30))
+    assert reason is not None and "tls.cert" in reason, reason
+    # a client the server accepts is refused nothing: the probe must not invent a reason
+    accepted = sink_options(EndpointConfig("mutual", "NATS", (f"nats://127.0.0.1:{nats_tls}",),
+                                           {"subject": "xgate.tls.x"}, tls=mutual(pki))).ssl_context()
+    assert accepted is not None
+    assert asyncio.run(refusal_reason((f"nats://127.0.0.1:{nats_tls}",), accepted, 5)) is None
 
 
 def test_a_missing_certificate_file_is_named_before_connecting(nats_tls: int, pki: Pki, tmp_path: Path) -> None:
