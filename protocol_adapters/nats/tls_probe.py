@@ -18,13 +18,15 @@ from urllib.parse import urlsplit
 from protocol_adapters.tls import tls_refusal
 
 _INFO_LIMIT = 65536  # the server's plaintext INFO line comes first
+_PLAIN_SCHEMES = ("nats", "tls")
 
 
-async def refusal_reason(servers: tuple[str, ...] | list[str], context: ssl.SSLContext, timeout: float) -> str | None:
-    """The first server's TLS refusal of this context, or None when it gave none within `timeout`."""
+async def refusal_reason(servers: tuple[str, ...], context: ssl.SSLContext, timeout: float) -> str | None:
+    """The first server's TLS refusal of this context, or None when it gave none within `timeout`. `servers` as
+    NatsOptions has them (a scheme each); a websocket server sends no INFO line first and is not asked."""
     for server in servers:
-        address = urlsplit(server if "://" in server else f"nats://{server}")
-        if address.hostname is None:
+        address = urlsplit(server)
+        if address.scheme not in _PLAIN_SCHEMES or address.hostname is None:
             continue
         try:
             async with asyncio.timeout(timeout):
