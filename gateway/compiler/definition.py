@@ -85,9 +85,12 @@ class CompiledDefinition:
     parts: tuple[tuple[Any, ...], ...] = ()
     # (-specificity, groupid, messageid): the first match in this order wins
     rank: tuple[int, str, str] = field(init=False)
+    # the payload's checks alone, for `violations(payload_only=True)`
+    payload_checks: tuple[Check, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         self.rank = (-self.specificity, self.groupid, self.messageid)
+        self.payload_checks = tuple(check for part, check in zip(self.parts, self.checks) if part[0] == "payload")
 
     def passes(self, view: MessageView) -> bool:
         if self.cloudevents:
@@ -118,9 +121,7 @@ class CompiledDefinition:
         bindings: dict[str, str] = {}
         found: list[Violation] = []
         seen: set[tuple[str, str]] = set()
-        checks = self.checks if not payload_only else \
-            tuple(check for part, check in zip(self.parts, self.checks) if part[0] == "payload")
-        for check in checks:
+        for check in self.payload_checks if payload_only else self.checks:
             for violation in check(view, bindings) or ():
                 key = (violation.path, violation.rule.value)
                 if key not in seen:
