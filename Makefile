@@ -3,6 +3,12 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+NATIVE := $(VENV)/.native
+# the Rust judging core (native/): rebuilt when its sources change; cargo's target directory is kept outside
+# the checkout, so a fresh clone on the same machine compiles only what changed
+NATIVE_SOURCES := $(wildcard native/src/*.rs) native/Cargo.toml native/Cargo.lock native/pyproject.toml \
+                  $(wildcard native/xgate_core/*)
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/xgate/cargo-target
 
 BROKERS := kafka mosquitto rabbitmq nats
 
@@ -15,18 +21,24 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --no-compile -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# pip builds it with maturin (its build backend, native/pyproject.toml) in release mode
+$(NATIVE): $(STAMP) $(NATIVE_SOURCES)
+	@command -v cargo >/dev/null || { echo "make: the native core needs a Rust toolchain (cargo): see README, Set up"; exit 2; }
+	$(PY) -m pip install --quiet --no-compile ./native
+	touch $(NATIVE)
+
+install: $(STAMP) $(NATIVE)
 
 # The gateway on config/demo between local brokers (started here when not running, stopped again on the way
 # out), with sample traffic and a live summary until Ctrl-C. DEMO_ARGS="--duration 20" stops by itself.
 DEMO_ARGS ?=
-demo: $(STAMP)
+demo: $(STAMP) $(NATIVE)
 	$(VENV)/bin/xgate lint config/demo
 	$(PY) -m gateway.testing.demo --config config/demo $(DEMO_ARGS)
 
 # every test but the broker tests on two workers, then the broker tests in one process, in order (some restart
 # a broker, and load beside them makes their timing flaky): tests/conftest.py marks them; both steps always run
-test: $(STAMP) brokers
+test: $(STAMP) $(NATIVE) brokers
 	@$(PY) -m pytest -n 2 --dist loadgroup -m "not brokers"; first=$$?; \
 	 $(PY) -m pytest -m brokers; second=$$?; \
 	 test $$first -eq 0 && test $$second -eq 0
@@ -39,17 +51,17 @@ brokers-stop:
 	@for b in $(BROKERS); do bash deploy/brokers/$$b.sh stop; done
 
 # every benchmark (bench/__main__.py): hot path, memory, the Spark runner; ratios measured in one run
-bench: $(STAMP) brokers
+bench: $(STAMP) $(NATIVE) brokers
 	$(PY) -m bench
 
 # 30 minutes of `xgate run` at half its max rate with a fault every 5 minutes, on private NATS servers it
 # starts and stops itself (bench/soak.py); not part of `make bench`. Shorter: $(PY) -m bench.soak --minutes 4
-soak: $(STAMP)
+soak: $(STAMP) $(NATIVE)
 	$(PY) -m bench.soak
 
 # issue 17's acceptance: the demo's routes under load with oversized messages, broken documents and a cut
 # destination, every message accounted for (bench/fault_run.py); exit 0 only when every criterion holds
-fault-run: $(STAMP) brokers
+fault-run: $(STAMP) $(NATIVE) brokers
 	$(PY) -m bench.fault_run --minutes 2
 
 clean:

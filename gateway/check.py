@@ -1,7 +1,7 @@
 """Judge recorded messages (CONFORMANCE.md section 7) against a compiled Ruleset.
 
-`check_stream` is `xgate check`'s loop: lines read a megabyte at a time, each verdict written as one orjson
-line (a conformant verdict's line is made once per message definition and reused), one write per chunk.
+`check_stream` is `xgate check`'s loop: lines read a megabyte at a time and judged together (Kafka messages
+by the native core, gateway/compiler/core.py), each verdict written as one orjson line (a conformant verdict's line is made once per message definition and reused), one write per chunk.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import orjson
 
 from gateway import jsontext
 from gateway.compiler import Ruleset
+from gateway.compiler.core import NativeJudge
+from gateway.envelope import Envelope
 from gateway.limits import MAX_NESTING
 from gateway.recorded import RecordError, envelope_from_record
 from gateway.verdict import Outcome, Rule, Verdict, Violation
@@ -27,7 +29,8 @@ def unreadable(message: str, actual: object) -> Verdict:
                               message),))
 
 
-def judge_record(ruleset: Ruleset, record: object, endpoint: str | None = None) -> Verdict:
+def read_record(ruleset: Ruleset, record: object, endpoint: str | None = None) -> Envelope | Verdict:
+    """The Envelope of one recorded message, or the `decode` verdict of one that is not a recorded message."""
     default_protocol = None
     name = record.get("endpoint", endpoint) if isinstance(record, dict) else endpoint
     # a name that is not a string is refused by envelope_from_record below
@@ -36,21 +39,31 @@ def judge_record(ruleset: Ruleset, record: object, endpoint: str | None = None) 
     if rules is not None:
         default_protocol = rules.protocol
     try:
-        envelope = envelope_from_record(record, endpoint, default_protocol)
+        return envelope_from_record(record, endpoint, default_protocol)
     except RecordError as exc:
         return unreadable(str(exc), record if not isinstance(record, dict) else None)
-    return ruleset.classify(envelope)
 
 
-def judge_line(ruleset: Ruleset, line: str, endpoint: str | None = None) -> Verdict:
-    """The verdict of one line; a line that is not a recorded message is a `decode` verdict."""
+def judge_record(ruleset: Ruleset, record: object, endpoint: str | None = None) -> Verdict:
+    read = read_record(ruleset, record, endpoint)
+    return read if read.__class__ is Verdict else ruleset.classify(read)  # type: ignore[return-value,arg-type]
+
+
+def read_line(ruleset: Ruleset, line: str, endpoint: str | None = None) -> Envelope | Verdict:
+    """One line's Envelope; a line that is not a recorded message is a `decode` verdict."""
     try:
         record = jsontext.loads(line)  # as bodies are read: orjson first, strict JSON, at most 128 levels deep
     except jsontext.TooDeep:
         return unreadable(f"line nests deeper than {MAX_NESTING} levels", line.strip())
     except ValueError as exc:
         return unreadable(f"line is not valid JSON: {exc}", line.strip())
-    return judge_record(ruleset, record, endpoint)
+    return read_record(ruleset, record, endpoint)
+
+
+def judge_line(ruleset: Ruleset, line: str, endpoint: str | None = None) -> Verdict:
+    """The verdict of one line; a line that is not a recorded message is a `decode` verdict."""
+    read = read_line(ruleset, line, endpoint)
+    return read if read.__class__ is Verdict else ruleset.classify(read)  # type: ignore[return-value,arg-type]
 
 
 def judge_lines(ruleset: Ruleset, lines: Iterable[str], endpoint: str | None = None) -> Iterator[Verdict]:
@@ -138,19 +151,21 @@ def verdict_line(verdict: Verdict) -> bytes:
 
 def check_stream(ruleset: Ruleset, source: IO[str], out: ByteSink | None, summary: Summary,
                  endpoint: str | None = None, tick: Callable[[Summary], Any] | None = None) -> None:
-    """Judge every non-blank line of `source`, count it in `summary` and (with `out`) write its verdict line."""
+    """Judge every non-blank line of `source`, count it in `summary` and (with `out`) write its verdict line.
+    A chunk of lines is judged at once: its Kafka messages in one call of the native core per endpoint."""
+    judge = NativeJudge(ruleset)
     while True:
         lines = source.readlines(CHUNK_BYTES)
         if not lines:
             return
+        read = [read_line(ruleset, line, endpoint) for line in lines if line and not line.isspace()]
+        judged = iter(judge.judge([item for item in read if item.__class__ is not Verdict]))  # type: ignore[misc]
         written: list[bytes] = []
-        for line in lines:
-            if line.isspace() or not line:
-                continue
-            verdict = judge_line(ruleset, line, endpoint)
-            summary.add(verdict)
+        for item in read:
+            verdict = item if item.__class__ is Verdict else next(judged)
+            summary.add(verdict)  # type: ignore[arg-type]
             if out is not None:
-                written.append(verdict_line(verdict))
+                written.append(verdict_line(verdict))  # type: ignore[arg-type]
         if out is not None:
             out.write(b"".join(written))
         if tick is not None:

@@ -81,7 +81,7 @@ class CompiledDefinition:
     pass_checks: tuple[Check, ...]
     # what each check was compiled from, for the accepting pass (gateway/compiler/accepting.py):
     # ("cloudevents",) ("attribute", name, propdef, default type) ("raw", binary names)
-    # ("content-type", media types) ("payload", validator) ("check", closure)
+    # ("content-type", media types, shown, path) ("payload", validator) ("option", closure, path, constraints)
     parts: tuple[tuple[Any, ...], ...] = ()
     # (-specificity, groupid, messageid): the first match in this order wins
     rank: tuple[int, str, str] = field(init=False)
@@ -283,7 +283,8 @@ def _option_rules(attrs: dict[str, Any]) -> list[CompiledRule]:
         first = options[0]
         check = compile_property(path, first.getter, first.propdef, first.default_type) if len(options) == 1 \
             else compile_repeated(path, first.getter, [o.propdef for o in options], first.default_type)
-        rules.append(CompiledRule(check, ("check", check), weight=len(options)))  # each constraint counts
+        # each constraint counts; the part keeps what they read, for the native core's plan (lower.py)
+        rules.append(CompiledRule(check, ("option", check, path, tuple(options)), weight=len(options)))
     return rules
 
 
@@ -300,7 +301,8 @@ def _content_type_rules(attrs: dict[str, Any], metadata: dict[str, Any], implied
         return []
     path = "envelopemetadata.datacontenttype" if cloudevents else "datacontenttype"
     return [CompiledRule(cache.content_type(expected, path, cloudevents),
-                         ("content-type", tuple(media_type(e) for e in expected)), weight=1 if declared else 0)]
+                         ("content-type", tuple(media_type(e) for e in expected), " or ".join(expected), path),
+                         weight=1 if declared else 0)]
 
 
 def _assemble(definition: MessageDefinition, cloudevents: bool, family: str | None,

@@ -26,6 +26,11 @@ class OptionConstraint:
     propdef: dict[str, Any]
     # the type the protocol gives the field when the document names none
     default_type: str | None
+    # what the getter reads, for the native core's plan (gateway/compiler/lower.py): a Kafka field (`topic`,
+    # `partition`, `timestamp`, `key`, `key_base64`, `header`) or "" for another protocol's, and whether it
+    # is read as header text
+    reads: str = ""
+    text: bool = False
 
 
 def _field(name: str, text: bool = False) -> Getter:
@@ -112,18 +117,21 @@ def option_constraints(protocol: str | None, options: dict[str, Any]) -> list[Op
     out: list[OptionConstraint] = []
     if family is None or not isinstance(options, dict):
         return out
+    kafka = family == "KAFKA"
     for name, default_type in _SCALARS.get(family, ()):
         if name in options:
             out.append(OptionConstraint(f"protocoloptions.{name}", _field(name), normalize_propdef(options[name]),
-                                        default_type))
-    if family == "KAFKA":
+                                        default_type, reads=name if kafka else ""))
+    if kafka:
         for name, key_base64 in (("key", False), ("key_base64", True)):
             if name in options:
                 out.append(OptionConstraint(f"protocoloptions.{name}", _kafka_key(key_base64),
-                                            normalize_propdef(options[name]), "binary" if key_base64 else "string"))
+                                            normalize_propdef(options[name]), "binary" if key_base64 else "string",
+                                            reads=name, text=True))
         for header, propdef in _entries(options.get("headers")):
             out.append(OptionConstraint(f"protocoloptions.headers.{header}",
-                                        _pairs("headers", header, casefold=False, decode=True), propdef, None))
+                                        _pairs("headers", header, casefold=False, decode=True), propdef, None,
+                                        reads="header", text=True))
     elif family == "MQTT":
         if "correlation_data" in options:
             out.append(OptionConstraint("protocoloptions.correlation_data", _field("correlation_data"),

@@ -159,7 +159,7 @@ class Plan:
             self.content_types = part[1]
         elif kind == "payload":
             self.payload = part[1]
-        elif kind == "check":
+        elif kind == "option":
             self.closures.append(check)
             self.declared = None
 

@@ -20,7 +20,7 @@ _NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-
 _SYMBOL = re.compile(r"[A-Za-z0-9_]+")
 _TIMESTAMP = re.compile(
     r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})[Tt](?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2})(?P<frac>\.[0-9]+)?"
-    r"(?P<offset>[Zz]|[+-][0-9]{2}:[0-9]{2})")
+    r"(?P<offset>[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
 _DURATION = re.compile(
     r"P(?!$)(?:[0-9]+(?:[.,][0-9]+)?Y)?(?:[0-9]+(?:[.,][0-9]+)?M)?(?:[0-9]+(?:[.,][0-9]+)?W)?"
     r"(?:[0-9]+(?:[.,][0-9]+)?D)?(?:T(?=[0-9])(?:[0-9]+(?:[.,][0-9]+)?H)?(?:[0-9]+(?:[.,][0-9]+)?M)?"
@@ -52,9 +52,10 @@ def canonical_type(name: str | None) -> str | None:
     return TYPE_ALIASES.get(lowered, lowered)
 
 
-# the common spelling (upper-case T and Z, at most 6 fraction digits), which fromisoformat reads as it stands
+# the common spelling (upper-case T and Z, at most 6 fraction digits), which fromisoformat reads as it stands;
+# offsets within RFC 3339's 00:00-23:59 (fromisoformat alone would read `+05:75` as `+06:15`)
 _PLAIN_TIMESTAMP = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?(?:Z|[+-][0-9]{2}:[0-9]{2})")
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
 
 
 def parse_timestamp(text: str) -> datetime | None:

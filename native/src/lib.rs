@@ -1,16 +1,160 @@
-//! xgate's judging core: the Python compiler lowers each endpoint's rules to a plan (gateway/compiler/
-//! lower.py); `Core` is built once from it and judges a batch of records in one call, GIL released.
+//! xgate's judging core. The Python compiler lowers a compiled registry to a plan (gateway/compiler/lower.py);
+//! `Core` is built once from it and judges a batch of Kafka records in one call, with the GIL released while
+//! it judges. The records' bytes are borrowed from their Python objects, never copied.
+//!
+//! Each message's result is a plain value: an int (the index of the definition it conforms to), a tuple
+//! `(closest index or None, violations)` where each violation is `(path, rule index, expected, actual,
+//! message)`, or None when a candidate has no lowered form and the Python judge must decide.
 
+mod event;
 mod json;
+mod judge;
 mod payload;
+mod plan;
 mod pyrepr;
+mod rules;
 mod templates;
 mod types;
 mod value;
+mod verdict;
 
+use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::types::{PyList, PyTuple};
+
+use crate::event::Record;
+use crate::judge::Core as Judge;
+use crate::pyrepr::Actual;
+use crate::verdict::{Expected, Outcome, Violation};
+
+/// One record's parts, held as Python-backed buffers so that they outlive the GIL's release.
+struct Held {
+    topic: Option<PyBackedStr>,
+    partition: Option<i64>,
+    key: Option<PyBackedBytes>,
+    headers: Vec<(PyBackedStr, Option<PyBackedBytes>)>,
+    value: Option<PyBackedBytes>,
+    timestamp: Option<i64>,
+}
+
+impl Held {
+    fn record(&self) -> Record<'_> {
+        Record {
+            topic: self.topic.as_deref(),
+            partition: self.partition,
+            key: self.key.as_deref(),
+            headers: self.headers.iter().map(|(n, v)| (&**n, v.as_deref())).collect(),
+            value: self.value.as_deref().unwrap_or_default(),
+            timestamp: self.timestamp,
+        }
+    }
+}
+
+/// A record: a tuple `(topic, partition, key, headers, value, timestamp)` or any object with those
+/// attributes (aiokafka's ConsumerRecord).
+fn hold(item: &Bound<'_, PyAny>) -> PyResult<Held> {
+    let part = |index: usize, name: &str| -> PyResult<Bound<'_, PyAny>> {
+        match item.cast::<PyTuple>() {
+            Ok(tuple) => tuple.get_item(index),
+            Err(_) => item.getattr(name),
+        }
+    };
+    let headers_object = part(3, "headers")?;
+    let mut headers = Vec::new();
+    if !headers_object.is_none() {
+        for pair in headers_object.try_iter()? {
+            let pair = pair?;
+            let (name, value): (PyBackedStr, Option<PyBackedBytes>) = pair.extract()?;
+            headers.push((name, value));
+        }
+    }
+    Ok(Held {
+        topic: part(0, "topic")?.extract()?,
+        partition: part(1, "partition")?.extract()?,
+        key: part(2, "key")?.extract()?,
+        headers,
+        value: part(4, "value")?.extract()?,
+        timestamp: part(5, "timestamp")?.extract()?,
+    })
+}
+
+#[pyclass(frozen, module = "xgate_core")]
+struct Core {
+    judge: Judge,
+    /// the document values violations name as `expected` (lower.py's constants), as they were
+    constants: Vec<Py<PyAny>>,
+}
+
+#[pymethods]
+impl Core {
+    #[new]
+    fn new(plan: &str, constants: Vec<Py<PyAny>>) -> PyResult<Core> {
+        let plan: plan::Plan = serde_json::from_str(plan)
+            .map_err(|e| PyValueError::new_err(format!("the plan does not read: {e}")))?;
+        let judge = Judge::from_plan(plan).map_err(PyValueError::new_err)?;
+        Ok(Core { judge, constants })
+    }
+
+    /// The position of an endpoint in the plan.
+    fn endpoint(&self, id: &str) -> PyResult<usize> {
+        self.judge.endpoint_ids.get(id).copied().ok_or_else(|| PyKeyError::new_err(id.to_string()))
+    }
+
+    /// Judge a batch of Kafka records read on one endpoint; one result per record, in order.
+    fn judge_kafka<'py>(&self, py: Python<'py>, endpoint: usize, records: &Bound<'py, PyAny>)
+                        -> PyResult<Bound<'py, PyList>> {
+        if endpoint >= self.judge.endpoint_ids.len() {
+            return Err(PyKeyError::new_err(endpoint));
+        }
+        // a record whose parts are not of the types a Kafka client gives (str names, bytes values) is left
+        // to the Python judge, which reads any shape
+        let mut held: Vec<Option<Held>> = Vec::new();
+        for item in records.try_iter()? {
+            held.push(hold(&item?).ok());
+        }
+        let judge = &self.judge;
+        let outcomes: Vec<Outcome> = py.detach(|| {
+            held.iter().map(|h| h.as_ref().map_or(Outcome::Defer, |h| judge.judge(endpoint, &h.record()))).collect()
+        });
+        let out = PyList::empty(py);
+        for outcome in outcomes {
+            match outcome {
+                Outcome::Conformant(d) => out.append(d)?,
+                Outcome::Defer => out.append(py.None())?,
+                Outcome::Nonconformant(d, violations) => {
+                    let items = violations.into_iter().map(|v| self.violation(py, v))
+                        .collect::<PyResult<Vec<_>>>()?;
+                    out.append((d, PyList::new(py, items)?))?
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Core {
+    fn violation<'py>(&self, py: Python<'py>, v: Violation) -> PyResult<Bound<'py, PyTuple>> {
+        let expected: Bound<'py, PyAny> = match v.expected {
+            Expected::Str(text) => text.into_pyobject(py)?.into_any(),
+            Expected::Int(number) => number.into_pyobject(py)?.into_any(),
+            Expected::Const(index) => self.constants[index].bind(py).clone(),
+        };
+        let actual: Bound<'py, PyAny> = match v.actual {
+            Actual::Null => py.None().into_bound(py),
+            Actual::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+            Actual::Int(i) => i.into_pyobject(py)?.into_any(),
+            Actual::Float(f) => f.into_pyobject(py)?.into_any(),
+            Actual::Str(s) => s.into_pyobject(py)?.into_any(),
+        };
+        PyTuple::new(py, [v.path.into_pyobject(py)?.into_any(), (v.rule as u8).into_pyobject(py)?.into_any(),
+                          expected, actual, v.message.into_pyobject(py)?.into_any()])
+    }
+}
 
 #[pymodule]
-fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Core>()?;
+    m.add("PLAN_VERSION", plan::PLAN_VERSION)?;
     Ok(())
 }

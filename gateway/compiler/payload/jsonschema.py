@@ -67,6 +67,13 @@ _BY_META_SCHEMA: dict[str, type[jsonschema_rs.Validator]] = {
     "json-schema.org/draft/2020-12/schema": jsonschema_rs.Draft202012Validator,
 }
 
+# the draft's name in the native core's plan (gateway/compiler/lower.py)
+_DRAFT_NAMES: dict[type[jsonschema_rs.Validator], str] = {
+    jsonschema_rs.Draft4Validator: "draft4", jsonschema_rs.Draft6Validator: "draft6",
+    jsonschema_rs.Draft7Validator: "draft7", jsonschema_rs.Draft201909Validator: "draft2019-09",
+    jsonschema_rs.Draft202012Validator: "draft2020-12",
+}
+
 # Keywords whose error value is a nested error list or nothing worth printing.
 _NO_VALUE = frozenset({"anyOf", "oneOf", "propertyNames", "contains", "uniqueItems", "falseSchema"})
 _EXPECTED_LIMIT = 80
@@ -117,7 +124,7 @@ def compile_jsonschema(schema: object, version: str) -> JsonSchemaValidator:
         ) from exc
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise SchemaCompileError(f"invalid JSON Schema: {one_line(exc)}") from exc
-    return JsonSchemaValidator(validator, native_type(schema, cls))
+    return JsonSchemaValidator(validator, native_type(schema, cls), schema, _DRAFT_NAMES[cls])
 
 
 def _needs_backtracking(error: jsonschema_rs.ValidationError) -> bool:
@@ -136,10 +143,14 @@ class JsonSchemaValidator:
     """One compiled JSON Schema; `is_valid` first, the detailed pass only on failure."""
 
     kind: str = JSONSCHEMA
-    __slots__ = ("_is_valid", "_validator", "is_valid", "native")
+    __slots__ = ("_is_valid", "_validator", "draft", "is_valid", "native", "schema")
 
-    def __init__(self, validator: jsonschema_rs.Validator, native: Any = None) -> None:
+    def __init__(self, validator: jsonschema_rs.Validator, native: Any = None, schema: object = None,
+                 draft: str = "") -> None:
         self._validator = validator
+        # the schema document and its draft, for the native core's plan (gateway/compiler/lower.py)
+        self.schema = schema
+        self.draft = draft
         # the schema as a msgspec type when it maps soundly (payload/native.py): the accepting pass decodes
         # and validates with it in one pass
         self.native = native

@@ -1,0 +1,103 @@
+"""The native judging core (native/, the `xgate_core` extension) over a compiled Ruleset.
+
+`NativeJudge` lowers the ruleset once (lower.py) and judges batches: Kafka records go to the core in one
+call each batch, which returns every verdict field (CONFORMANCE.md section 6), so Python judges none of them
+again. What the core does not take stays with the Python judge (`Ruleset.classify`), each message once:
+other protocols, and messages whose candidates include a definition the plan could not lower (lower.py says
+which). Without the extension installed (a checkout whose `make install` did not build it), every message
+goes to the Python judge and `NativeJudge.available` says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gateway.compiler.lower import LoweredPlan, lower_ruleset
+from gateway.compiler.ruleset import Ruleset
+from gateway.envelope import Envelope
+from gateway.verdict import Outcome, Rule, Verdict, Violation
+
+try:  # the extension is built by `make install`; a checkout without it still judges, in Python
+    import xgate_core
+except ImportError:  # pragma: no cover - exercised where the extension is absent
+    xgate_core = None
+
+# native/src/verdict.rs numbers the rules in gateway/verdict.py's order
+RULES = tuple(Rule)
+KAFKA = "KAFKA"
+
+
+def native_available() -> bool:
+    return xgate_core is not None
+
+
+class NativeJudge:
+    """One ruleset's native core; `judge` gives the verdicts `Ruleset.classify` would give."""
+
+    __slots__ = ("available", "conformant", "core", "ids", "plan", "positions", "ruleset")
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self.ruleset = ruleset
+        self.available = xgate_core is not None
+        self.plan: LoweredPlan | None = None
+        self.core: Any = None
+        self.positions: dict[str, int] = {}
+        self.ids: list[tuple[str, str]] = []
+        self.conformant: list[Verdict] = []
+        if not self.available:
+            return
+        self.plan = lower_ruleset(ruleset)
+        self.core = xgate_core.Core(self.plan.text, self.plan.constants)
+        self.positions = {endpoint_id: self.core.endpoint(endpoint_id) for endpoint_id in ruleset.endpoints}
+        self.ids = [(d.groupid, d.messageid) for d in self.plan.definitions]
+        # one conformant Verdict per definition, shared by every message that conforms to it
+        self.conformant = [Verdict(Outcome.CONFORMANT, group, message) for group, message in self.ids]
+
+    def endpoint_position(self, endpoint: str | None) -> int | None:
+        """The core's number for the endpoint a message names (as Ruleset.classify finds it), or None."""
+        if not self.available:
+            return None
+        if endpoint is None:
+            rules = self.ruleset.default_endpoint()
+            return self.positions.get(rules.endpoint_id) if rules is not None else None
+        return self.positions.get(endpoint)
+
+    def judge_records(self, position: int, records: Sequence[Any]) -> list[Any]:
+        """The core's raw results for Kafka records of one endpoint (lib.rs says their shape)."""
+        return self.core.judge_kafka(position, records)  # type: ignore[no-any-return]
+
+    def verdict(self, result: Any, envelope: Envelope | None = None) -> Verdict | None:
+        """A raw result as a Verdict; None for a deferred one when no envelope is given to judge in Python."""
+        if result.__class__ is int:
+            return self.conformant[result]
+        if result is None:
+            return self.ruleset.classify(envelope) if envelope is not None else None
+        index, violations = result
+        group, message = self.ids[index] if index is not None else (None, None)
+        return Verdict(Outcome.NONCONFORMANT, group, message,
+                       tuple(Violation(path, RULES[rule], expected, actual, text)
+                             for path, rule, expected, actual, text in violations))
+
+    def judge(self, envelopes: Sequence[Envelope]) -> list[Verdict]:
+        """Verdicts in order: the Kafka messages of each endpoint in one call of the core, the rest in Python."""
+        verdicts: list[Verdict | None] = [None] * len(envelopes)
+        batches: dict[int, list[int]] = {}
+        for number, envelope in enumerate(envelopes):
+            position = self.endpoint_position(envelope.endpoint) if envelope.protocol == KAFKA else None
+            if position is None:
+                verdicts[number] = self.ruleset.classify(envelope)
+            else:
+                batches.setdefault(position, []).append(number)
+        for position, numbers in batches.items():
+            results = self.core.judge_kafka(position, [kafka_record(envelopes[n]) for n in numbers])
+            for number, result in zip(numbers, results):
+                verdicts[number] = self.verdict(result, envelopes[number])
+        return verdicts  # type: ignore[return-value]
+
+
+def kafka_record(envelope: Envelope) -> tuple[Any, ...]:
+    """An Envelope's Kafka fields as the core reads a record."""
+    fields = envelope.fields
+    return (fields.get("topic"), fields.get("partition"), fields.get("key"), fields.get("headers"), envelope.body,
+            fields.get("timestamp"))

@@ -1,0 +1,373 @@
+//! The core built from a plan, and judging one record (ruleset.py `_judge` and explaining.py are the
+//! reference): candidates by one lookup, the first in rank order that passes every rule wins; otherwise the
+//! closest candidate and its violations (CONFORMANCE.md section 6).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::event::{parse_structured, read_binary, read_structured, structured_mode, Event, Record};
+use crate::payload::{Draft, JsonSchema};
+use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, PLAN_VERSION};
+use crate::pyrepr::{repr_str, truncate_str, Actual};
+use crate::rules::{cloudevents_rules, content_types_agree, not_utf8, read_option, Found, Payload, ValueCheck};
+use crate::templates::{Fit, Template};
+use crate::value::Val;
+use crate::verdict::{Expected, Outcome, Rule, Violation};
+
+enum CompiledRule {
+    Cloudevents,
+    Attribute { name: String, check: ValueCheck },
+    Raw { binary: Vec<String> },
+    Option { field: Field, header: String, text: bool, check: ValueCheck },
+    ContentType { path: String, wanted: Vec<String>, shown: String, cloudevents: bool },
+    Payload { schema: usize, cloudevents: bool },
+}
+
+enum Reads {
+    Type,
+    Topic,
+}
+
+struct Discriminator {
+    reads: Reads,
+    value: String,
+    template: Option<Template>,
+}
+
+struct Definition {
+    native: bool,
+    /// a templated discriminator with no segment form: where it floats, no message can be dispatched here
+    discriminator_unknown: bool,
+    rank: u32,
+    discriminator: Option<Discriminator>,
+    rules: Vec<CompiledRule>,
+}
+
+struct Index {
+    fixed: HashMap<(bool, String), Vec<usize>>, // (reads the type, value) -> definitions in rank order
+    floating: Vec<usize>,
+    cloudevents: bool,
+    /// a floating definition whose discriminator has no lowered form: every message is the Python judge's
+    opaque: bool,
+}
+
+struct Endpoint {
+    mode: Option<String>,
+    kafka: Index,
+}
+
+pub struct Core {
+    limits: Limits,
+    schemas: Vec<Option<JsonSchema>>,
+    definitions: Vec<Definition>,
+    endpoints: Vec<Endpoint>,
+    /// endpoint id -> its position
+    pub endpoint_ids: HashMap<String, usize>,
+}
+
+impl Core {
+    pub fn from_plan(plan: Plan) -> Result<Core, String> {
+        if plan.version != PLAN_VERSION {
+            return Err(format!("plan version {} is not {PLAN_VERSION}: rebuild the native core (make install)",
+                               plan.version));
+        }
+        let schemas: Vec<Option<JsonSchema>> = plan.schemas.iter()
+            .map(|s| Draft::from_name(&s.draft).and_then(|d| JsonSchema::compile(&s.schema, d).ok()))
+            .collect();
+        let definitions = plan.definitions.iter().map(|d| definition(d, &schemas)).collect::<Vec<_>>();
+        let endpoint_ids = plan.endpoints.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
+        let endpoints = plan.endpoints.into_iter().map(|e| endpoint(e, &definitions)).collect();
+        Ok(Core { limits: plan.limits, schemas, definitions, endpoints, endpoint_ids })
+    }
+
+    /// One Kafka record on one endpoint.
+    pub fn judge(&self, endpoint: usize, record: &Record) -> Outcome {
+        let endpoint = &self.endpoints[endpoint];
+        let index = &endpoint.kafka;
+        if index.opaque {
+            return Outcome::Defer;
+        }
+        if let Some(problem) = self.limit_violation(record) {
+            return Outcome::Nonconformant(None, vec![problem]);
+        }
+        let content_type = record.content_type();
+        let parsed: Option<Result<Value, Violation>>;
+        let event = if !index.cloudevents {
+            None
+        } else if structured_mode(endpoint.mode.as_deref(), content_type) {
+            parsed = Some(parse_structured(record.value, self.limits.unique));
+            Some(read_structured(parsed.as_ref().expect("just set")))
+        } else {
+            Some(read_binary(record, content_type))
+        };
+        let candidates = self.candidates(index, event.as_ref(), record);
+        if candidates.iter().any(|&d| !self.definitions[d].native) {
+            return Outcome::Defer;
+        }
+        let message = Message { record, event: event.as_ref(), content_type };
+        let mut payload = Payload::new(record.value, self.limits.unique);
+        for &d in &candidates {
+            if self.violations(d, &message, &mut payload, 1, true).is_empty() {
+                return Outcome::Conformant(d);
+            }
+        }
+        self.explain(&candidates, &message, &mut payload)
+    }
+
+    /// ruleset.py `_Index.candidates`: the fixed hits and the floating definitions whose discriminator fits.
+    fn candidates(&self, index: &Index, event: Option<&Event>, record: &Record) -> Vec<usize> {
+        let type_value = event.and_then(|e| e.get("type")).and_then(|v| v.as_str());
+        let mut found: Vec<usize> = Vec::new();
+        let mut hits = 0;
+        for (reads_type, value) in [(true, type_value), (false, record.topic)] {
+            if let Some(value) = value {
+                if let Some(hit) = index.fixed.get(&(reads_type, value.to_string())) {
+                    found.extend_from_slice(hit);
+                    hits += 1;
+                }
+            }
+        }
+        let before = found.len();
+        for &d in &index.floating {
+            let fits = match &self.definitions[d].discriminator {
+                None => true,
+                Some(disc) => {
+                    let actual = match disc.reads { Reads::Type => type_value, Reads::Topic => record.topic };
+                    match (actual, &disc.template) {
+                        (None, _) => false,
+                        (Some(a), Some(t)) => matches!(t.fit(a), Fit::Bound(_)),
+                        (Some(a), None) => a == disc.value,
+                    }
+                }
+            };
+            if fits {
+                found.push(d);
+            }
+        }
+        if hits > 1 || (hits == 1 && found.len() > before) {
+            found.sort_by_key(|&d| self.definitions[d].rank);
+        }
+        found
+    }
+
+    /// explaining.py `explain_failure` (every candidate known to fail).
+    fn explain(&self, candidates: &[usize], message: &Message, payload: &mut Payload) -> Outcome {
+        let Some((&first, rest)) = candidates.split_first() else {
+            return Outcome::Nonconformant(None, vec![unknown(message.event)]);
+        };
+        let mut best = first;
+        let mut fewest = self.violations(first, message, payload, 0, false);
+        for &d in rest {
+            if fewest.len() <= 1 {
+                break;
+            }
+            let found = self.violations(d, message, payload, fewest.len(), false);
+            if found.len() < fewest.len() {
+                best = d;
+                fewest = found;
+            }
+        }
+        Outcome::Nonconformant(Some(best), fewest)
+    }
+
+    /// definition.py `violations`: every violation in rule order, one per (path, rule); with `limit`, at
+    /// most that many. `first_only`: stop at the first failing rule (the passing test).
+    fn violations(&self, d: usize, message: &Message, payload: &mut Payload, limit: usize, first_only: bool)
+                  -> Vec<Violation> {
+        let definition = &self.definitions[d];
+        let mut bindings: Vec<(&str, &str)> = Vec::new();
+        let mut found: Vec<Violation> = Vec::new();
+        for rule in &definition.rules {
+            if let Err(violations) = self.rule(rule, message, payload, &mut bindings) {
+                for v in violations {
+                    if !found.iter().any(|f| f.path == v.path && f.rule == v.rule) {
+                        found.push(v);
+                    }
+                }
+                if first_only || limit > 0 && found.len() >= limit {
+                    found.truncate(limit.max(1));
+                    return found;
+                }
+            }
+        }
+        found
+    }
+
+    fn rule<'a>(&'a self, rule: &'a CompiledRule, message: &Message<'a>, payload: &mut Payload,
+                bindings: &mut Vec<(&'a str, &'a str)>) -> Found {
+        match rule {
+            CompiledRule::Cloudevents => match message.event {
+                Some(event) => cloudevents_rules(event),
+                None => Err(vec![Violation {
+                    path: "envelopemetadata.specversion".into(), rule: Rule::Specversion,
+                    expected: Expected::Str("1.0".into()), actual: Actual::Null,
+                    message: "the message is not a CloudEvent".into(),
+                }]),
+            },
+            CompiledRule::Attribute { name, check } => match message.event.and_then(|e| e.get(name)) {
+                None => check.absent(),
+                Some(actual) => check.check(actual, message.event.is_some_and(|e| e.text()), bindings),
+            },
+            CompiledRule::Raw { binary } => {
+                let Some(event) = message.event else { return Ok(()) };
+                let found: Vec<Violation> = event.raw_names.iter()
+                    .filter(|name| !binary.iter().any(|b| b == *name))
+                    .map(|name| match event.get(name) {
+                        Some(Val::Bytes(bytes)) => not_utf8(&format!("envelopemetadata.{name}"), bytes),
+                        other => {
+                            let mut v = not_utf8(&format!("envelopemetadata.{name}"), b"");
+                            v.actual = other.map_or(Actual::Null, crate::rules::actual_of);
+                            v
+                        }
+                    })
+                    .collect();
+                if found.is_empty() { Ok(()) } else { Err(found) }
+            }
+            CompiledRule::Option { field: Field::KeyBase64, check, .. } => match message.record.key {
+                // the key's base64 text lives only here: the lowering gives key_base64 no template, so it
+                // binds nothing
+                None => check.absent(),
+                Some(key) => {
+                    use base64::Engine;
+                    let text = base64::engine::general_purpose::STANDARD.encode(key);
+                    check.check(Val::Text(&text), true, &mut Vec::new())
+                }
+            },
+            CompiledRule::Option { field, header, text, check } => {
+                let values = read_option(message.record, *field, header);
+                if values.is_empty() {
+                    return check.absent();
+                }
+                for actual in values {
+                    check.check(actual, *text, bindings)?;
+                }
+                Ok(())
+            }
+            CompiledRule::ContentType { path, wanted, shown, cloudevents } => {
+                let actual = match message.event {
+                    Some(event) if *cloudevents => event.get("datacontenttype").and_then(|v| v.as_str()),
+                    _ => message.content_type,
+                };
+                match actual {
+                    Some(actual) if !content_types_agree(actual, wanted) => Err(vec![Violation {
+                        path: path.clone(), rule: Rule::ContentType, expected: Expected::Str(shown.clone()),
+                        actual: truncate_str(actual),
+                        message: format!("content type {} does not agree with {shown}", repr_str(actual)),
+                    }]),
+                    _ => Ok(()),
+                }
+            }
+            CompiledRule::Payload { schema, cloudevents } => {
+                let validator = self.schemas[*schema].as_ref().expect("a definition with no schema is not native");
+                payload.check(*schema, validator, message.event, *cloudevents)
+            }
+        }
+    }
+
+    /// limits.py `envelope_violation` for Kafka: the body's size, the headers' count and sizes.
+    fn limit_violation(&self, record: &Record) -> Option<Violation> {
+        let limits = &self.limits;
+        let size = record.value.len();
+        if size > limits.max_body_bytes {
+            return Some(Violation {
+                path: "body".into(), rule: Rule::Limit,
+                expected: Expected::Str(format!("at most {} bytes", limits.max_body_bytes)),
+                actual: Actual::Int(size as i128),
+                message: format!("body is {size} bytes, over the limit of {}", limits.max_body_bytes),
+            });
+        }
+        let count = record.headers.len();
+        if count > limits.max_headers {
+            return Some(Violation {
+                path: "protocoloptions.headers".into(), rule: Rule::Limit,
+                expected: Expected::Str(format!("at most {} headers", limits.max_headers)),
+                actual: Actual::Int(count as i128),
+                message: format!("the message carries {count} headers, over the limit of {}", limits.max_headers),
+            });
+        }
+        for (name, value) in &record.headers {
+            let size = name.chars().count() + value.map_or(0, |v| v.len());
+            if size > limits.max_header_bytes {
+                let shown: String = name.chars().take(60).collect();
+                return Some(Violation {
+                    path: format!("protocoloptions.headers.{name}"), rule: Rule::Limit,
+                    expected: Expected::Str(format!("at most {} bytes", limits.max_header_bytes)),
+                    actual: Actual::Int(size as i128),
+                    message: format!("header {} is {size} bytes long (name and value), over the limit of {}",
+                                     repr_str(&shown), limits.max_header_bytes),
+                });
+            }
+        }
+        None
+    }
+}
+
+/// What the rules of one message read.
+struct Message<'m> {
+    record: &'m Record<'m>,
+    event: Option<&'m Event<'m>>,
+    content_type: Option<&'m str>,
+}
+
+/// explaining.py `_unknown`: no candidate qualified.
+fn unknown(event: Option<&Event>) -> Violation {
+    if let Some(problem) = event.and_then(|e| e.problem.as_ref()) {
+        return problem.clone();
+    }
+    Violation {
+        path: if event.is_some() { "envelopemetadata.type".into() } else { String::new() },
+        rule: Rule::NoMatch,
+        expected: Expected::Str("a declared message definition".into()),
+        actual: event.and_then(|e| e.get("type")).map_or(Actual::Null, crate::rules::actual_of),
+        message: "no message definition of this endpoint applies to the message".into(),
+    }
+}
+
+fn definition(plan: &DefinitionPlan, schemas: &[Option<JsonSchema>]) -> Definition {
+    let mut native = plan.native;
+    let mut rules = Vec::with_capacity(plan.rules.len());
+    for rule in &plan.rules {
+        let compiled = match rule {
+            RulePlan::Cloudevents => Some(CompiledRule::Cloudevents),
+            RulePlan::Attribute { name, check } => ValueCheck::new(check)
+                .map(|check| CompiledRule::Attribute { name: name.clone(), check }),
+            RulePlan::Raw { binary } => Some(CompiledRule::Raw { binary: binary.clone() }),
+            RulePlan::Option { field, header, text, check } => ValueCheck::new(check)
+                .map(|check| CompiledRule::Option { field: *field, header: header.clone(), text: *text, check }),
+            RulePlan::ContentType { path, wanted, shown, cloudevents } => Some(CompiledRule::ContentType {
+                path: path.clone(), wanted: wanted.clone(), shown: shown.clone(), cloudevents: *cloudevents }),
+            RulePlan::Payload { schema, cloudevents } => schemas.get(*schema).and_then(|s| s.as_ref())
+                .map(|_| CompiledRule::Payload { schema: *schema, cloudevents: *cloudevents }),
+        };
+        match compiled {
+            Some(rule) => rules.push(rule),
+            None => native = false,
+        }
+    }
+    let discriminator = plan.discriminator.as_ref().map(|d| Discriminator {
+        reads: if d.read == "type" { Reads::Type } else { Reads::Topic },
+        value: d.value.clone(),
+        template: if d.template { Template::compile(&d.value) } else { None },
+    });
+    let discriminator_unknown = discriminator.as_ref().is_some_and(|d| d.template.is_none())
+        && plan.discriminator.as_ref().is_some_and(|d| d.template);
+    Definition {
+        native: native && !discriminator_unknown,
+        discriminator_unknown,
+        rank: plan.rank,
+        discriminator,
+        rules,
+    }
+}
+
+fn endpoint(plan: EndpointPlan, definitions: &[Definition]) -> Endpoint {
+    let index = plan.kafka;
+    let fixed = index.fixed.into_iter().map(|(read, value, ds)| ((read == "type", value), ds)).collect();
+    // a floating definition whose template has no segment form cannot be tested here
+    let opaque = index.floating.iter().any(|&d| definitions[d].discriminator_unknown);
+    Endpoint {
+        mode: plan.mode,
+        kafka: Index { fixed, floating: index.floating, cloudevents: index.cloudevents, opaque },
+    }
+}
