@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
 from gateway.compiler import Ruleset
+from gateway.compiler.core import NativeJudge
 from gateway.errors import AdapterError, EndpointMismatch
 from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
@@ -42,12 +43,21 @@ ROUTE_RETRY_MAX = 30.0
 
 
 class RulesetRef:
-    """The one reference the hot path reads; a reload replaces `ruleset` in a single assignment. `shadow` is the
-    candidate judged beside it (gateway/runtime/shadow.py), None when there is none."""
+    """The one reference the hot path reads; a reload replaces `ruleset` in a single assignment, which also
+    builds its native core (`native`: lowered once per ruleset, never per message). `shadow` is the candidate
+    judged beside it (gateway/runtime/shadow.py), None when there is none."""
 
     def __init__(self, ruleset: Ruleset) -> None:
         self.ruleset = ruleset
         self.shadow: ShadowJudge | None = None
+
+    @property
+    def ruleset(self) -> Ruleset:
+        return self.native.ruleset
+
+    @ruleset.setter
+    def ruleset(self, ruleset: Ruleset) -> None:
+        self.native = NativeJudge(ruleset)  # one reference: the ruleset and its core swap together
 
 
 @dataclass

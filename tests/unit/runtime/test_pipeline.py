@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gateway.compiler import compile_registry
+from gateway.compiler.core import NativeJudge
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.loader import load_snapshot
@@ -177,22 +178,20 @@ def test_stop_drains_and_leaves_the_rest_unacknowledged(world: Any) -> None:
     world.publish([message("ok", n) for n in range(200)])
     engine = Engine([world.route(inflight=10)], world.ruleset, create_source=memory.create_source,
                     create_sink=memory.create_sink)
-    real = world.ruleset.classify
     judged: list[bytes] = []
 
-    class StopAtTwenty:
-        """Requests the stop from inside the 20th judgement: the stop lands while messages are in flight."""
+    class StopAtTwenty(NativeJudge):
+        """Requests the stop from inside the batch that judges the 20th message: the stop lands while messages
+        are in flight."""
 
-        def __getattr__(self, name: str) -> Any:
-            return getattr(world.ruleset, name)
+        def judge(self, envelopes: Any) -> Any:
+            for envelope in envelopes:
+                judged.append(envelope.fields["key"])
+                if len(judged) == 20:
+                    engine.request_stop()
+            return super().judge(envelopes)
 
-        def classify(self, envelope: Envelope) -> Any:
-            judged.append(envelope.fields["key"])
-            if len(judged) == 20:
-                engine.request_stop()
-            return real(envelope)
-
-    engine.ref.ruleset = StopAtTwenty()  # type: ignore[assignment]
+    engine.ref.native = StopAtTwenty(world.ruleset)
     run_until(engine, lambda: len(judged) >= 20)
     delivered = [e.fields["key"] for e in world.delivered("valid")]
     queue = world.broker.queue("in")
@@ -201,6 +200,20 @@ def test_stop_drains_and_leaves_the_rest_unacknowledged(world: Any) -> None:
     assert 20 <= len(delivered) < 200, len(delivered)  # drained what was in flight, stopped before the end
     assert not queue.unacked  # what was not delivered went back to the source, unacknowledged
     assert sorted(delivered + left) == sorted(f"k{n}".encode() for n in range(200))  # each exactly once
+
+
+class _BatchRefusing(NativeJudge):
+    """The batch call fails on a batch holding `key` (a bug in it), so the pipeline judges that batch's messages
+    one by one with the ruleset's `classify`, where each test puts its own bug."""
+
+    def __init__(self, ruleset: Any, key: bytes) -> None:
+        super().__init__(ruleset)
+        self.key = key
+
+    def judge(self, envelopes: Any) -> Any:
+        if any(envelope.fields["key"] == self.key for envelope in envelopes):
+            raise RuntimeError("a bug in the batch call")
+        return super().judge(envelopes)
 
 
 def test_a_batch_releases_only_the_message_whose_judging_failed(world: Any) -> None:
@@ -222,7 +235,7 @@ def test_a_batch_releases_only_the_message_whose_judging_failed(world: Any) -> N
                 raise RuntimeError("a bug on one message")
             return real(envelope)
 
-    engine.ref.ruleset = Flaky()  # type: ignore[assignment]
+    engine.ref.native = _BatchRefusing(Flaky(), b"k7")  # type: ignore[arg-type]
     run_until(engine, lambda: len(world.delivered("valid")) == 40)
     keys = [e.fields["key"] for e in world.delivered("valid")]
     # delivered once each: the failed message came back (released), nothing was lost or doubled
@@ -250,7 +263,7 @@ def test_a_message_whose_judging_always_fails_is_routed_with_the_reason_not_retr
                 raise RuntimeError("a bug that hits this message every time")
             return real(envelope)
 
-    engine.ref.ruleset = Broken()  # type: ignore[assignment]
+    engine.ref.native = _BatchRefusing(Broken(), b"k3")  # type: ignore[arg-type]
     run_until(engine, lambda: len(world.delivered("valid")) == 9 and len(world.delivered("unknown")) == 1)
     assert len(attempts) == JUDGE_ATTEMPTS
     [poisoned] = world.delivered("unknown")
@@ -380,6 +393,7 @@ def test_an_acknowledgement_that_fails_mid_batch_releases_only_the_messages_afte
 
     class Holder:
         ruleset = world.ruleset
+        native = NativeJudge(world.ruleset)
         shadow = None
 
     route = world.route(conformant=None, nonconformant=None, unmatched=None)  # every verdict is dropped
