@@ -45,7 +45,9 @@ struct Definition {
 }
 
 struct Index {
-    fixed: HashMap<(bool, String), Vec<usize>>, // (reads the type, value) -> definitions in rank order
+    /// the CloudEvents `type` -> definitions in rank order; the same by Kafka topic
+    by_type: HashMap<String, Vec<usize>>,
+    by_topic: HashMap<String, Vec<usize>>,
     floating: Vec<usize>,
     cloudevents: bool,
     /// a floating definition whose discriminator has no lowered form: every message is the Python judge's
@@ -120,9 +122,9 @@ impl Core {
         let type_value = event.and_then(|e| e.get("type")).and_then(|v| v.as_str());
         let mut found: Vec<usize> = Vec::new();
         let mut hits = 0;
-        for (reads_type, value) in [(true, type_value), (false, record.topic)] {
+        for (fixed, value) in [(&index.by_type, type_value), (&index.by_topic, record.topic)] {
             if let Some(value) = value {
-                if let Some(hit) = index.fixed.get(&(reads_type, value.to_string())) {
+                if let Some(hit) = fixed.get(value) {
                     found.extend_from_slice(hit);
                     hits += 1;
                 }
@@ -363,11 +365,14 @@ fn definition(plan: &DefinitionPlan, schemas: &[Option<JsonSchema>]) -> Definiti
 
 fn endpoint(plan: EndpointPlan, definitions: &[Definition]) -> Endpoint {
     let index = plan.kafka;
-    let fixed = index.fixed.into_iter().map(|(read, value, ds)| ((read == "type", value), ds)).collect();
+    let (mut by_type, mut by_topic) = (HashMap::new(), HashMap::new());
+    for (read, value, found) in index.fixed {
+        if read == "type" { by_type.insert(value, found) } else { by_topic.insert(value, found) };
+    }
     // a floating definition whose template has no segment form cannot be tested here
     let opaque = index.floating.iter().any(|&d| definitions[d].discriminator_unknown);
     Endpoint {
         mode: plan.mode,
-        kafka: Index { fixed, floating: index.floating, cloudevents: index.cloudevents, opaque },
+        kafka: Index { by_type, by_topic, floating: index.floating, cloudevents: index.cloudevents, opaque },
     }
 }
