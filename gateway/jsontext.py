@@ -52,10 +52,14 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+class OutOfRange(GatewayError, ValueError):
+    """A number beyond the range of an IEEE 754 double (a verdict names it: README, Decisions)."""
+
+
 def _double(text: str) -> float:
     value = float(text)
     if math.isinf(value):
-        raise ValueError(f"the number {text[:40]} is out of range (JSON numbers are read as IEEE 754 doubles, "
+        raise OutOfRange(f"the number {text[:40]} is out of range (JSON numbers are read as IEEE 754 doubles, "
                          "at most about 1.8e308)")
     return value
 

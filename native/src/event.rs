@@ -136,7 +136,10 @@ pub fn parse_structured(body: &[u8], unique: bool) -> Result<Value, Violation> {
             format!("structured body names a member twice (member {} appears twice in one object): \
                      CONFORMANCE.md 5.7 allows one reading only", crate::pyrepr::repr_str(&name)),
             truncate_bytes(body)),
-        JsonError::Invalid(_) => decode_problem("structured body is not valid JSON".into(), truncate_bytes(body)),
+        JsonError::Invalid(message) => decode_problem(match json::out_of_range(body, &message) {
+            Some(detail) => format!("structured body is not valid JSON: {detail}"),
+            None => "structured body is not valid JSON".into(),
+        }, truncate_bytes(body)),
     })
 }
 

@@ -333,6 +333,9 @@ fn payload_problem(error: &JsonError, body: &[u8]) -> Violation {
         JsonError::TooDeep => nesting_violation(PATH_PREFIX, "the payload"),
         JsonError::Duplicate(name) => decode("valid JSON with unique member names",
             format!("payload names a member twice (member {} appears twice in one object)", repr_str(name))),
-        JsonError::Invalid(_) => decode("valid JSON", "payload is not valid JSON".into()),
+        JsonError::Invalid(message) => decode("valid JSON", match json::out_of_range(body, message) {
+            Some(detail) => format!("payload is not valid JSON: {detail}"),
+            None => "payload is not valid JSON".into(),
+        }),
     }
 }

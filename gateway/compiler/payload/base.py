@@ -89,5 +89,7 @@ def load_json_payload(body: bytes, unique: bool = True) -> tuple[object, Violati
     except jsontext.DuplicateMember as exc:
         return None, decode_violation("valid JSON with unique member names", body,
                                       f"payload names a member twice ({exc})")
+    except jsontext.OutOfRange as exc:
+        return None, decode_violation("valid JSON", body, f"payload is not valid JSON: {exc}")
     except ValueError:  # no parser's wording: the Python and native judges must say the same
         return None, decode_violation("valid JSON", body, "payload is not valid JSON")
