@@ -137,7 +137,6 @@ impl Core {
     fn violation<'py>(&self, py: Python<'py>, v: Violation) -> PyResult<Bound<'py, PyTuple>> {
         let expected: Bound<'py, PyAny> = match v.expected {
             Expected::Str(text) => text.into_pyobject(py)?.into_any(),
-            Expected::Int(number) => number.into_pyobject(py)?.into_any(),
             Expected::Const(index) => self.constants[index].bind(py).clone(),
         };
         let actual: Bound<'py, PyAny> = match v.actual {

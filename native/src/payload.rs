@@ -358,30 +358,7 @@ fn orjson_float(value: f64) -> String {
     if value.is_sign_negative() {
         out.push('-');
     }
-    if !(-5..16).contains(&exponent) {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let sign = if exponent < 0 { '-' } else { '+' };
-        write!(out, "e{sign}{}", exponent.abs()).expect("a String takes any write");
-    } else if exponent < 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-exponent - 1) as usize));
-        out.push_str(&digits);
-    } else {
-        let point = exponent as usize + 1;
-        if digits.len() > point {
-            out.push_str(&digits[..point]);
-            out.push('.');
-            out.push_str(&digits[point..]);
-        } else {
-            out.push_str(&digits);
-            out.extend(std::iter::repeat_n('0', point - digits.len()));
-            out.push_str(".0");
-        }
-    }
+    crate::pyrepr::lay_out_digits(&mut out, &digits, exponent, -5..16, 1);
     out
 }
 

@@ -75,19 +75,27 @@ pub fn repr_float(value: f64) -> String {
     if value.is_sign_negative() {
         out.push('-');
     }
-    if !(-4..16).contains(&exponent) {
-        // float_repr_style 'short': scientific past 1e16 and below 1e-4, two exponent digits at least
+    lay_out_digits(&mut out, &digits, exponent, -4..16, 2);
+    out
+}
+
+/// Shortest digits (no point) with their decimal exponent, written as Python's repr and orjson write floats:
+/// scientific outside `positional` with at least `width` exponent digits (`1e+16`, `1.5e-05`), else
+/// positional with at least one fraction digit (`100.0`, `0.0001`).
+pub fn lay_out_digits(out: &mut String, digits: &str, exponent: i32, positional: std::ops::Range<i32>, width: usize) {
+    use std::fmt::Write;
+    if !positional.contains(&exponent) {
         out.push_str(&digits[..1]);
         if digits.len() > 1 {
             out.push('.');
             out.push_str(&digits[1..]);
         }
         let sign = if exponent < 0 { '-' } else { '+' };
-        write!(out, "e{sign}{:02}", exponent.abs()).unwrap();
+        write!(out, "e{sign}{:0width$}", exponent.abs()).expect("a String takes any write");
     } else if exponent < 0 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', (-exponent - 1) as usize));
-        out.push_str(&digits);
+        out.push_str(digits);
     } else {
         let point = exponent as usize + 1;
         if digits.len() > point {
@@ -95,12 +103,11 @@ pub fn repr_float(value: f64) -> String {
             out.push('.');
             out.push_str(&digits[point..]);
         } else {
-            out.push_str(&digits);
+            out.push_str(digits);
             out.extend(std::iter::repeat_n('0', point - digits.len()));
             out.push_str(".0");
         }
     }
-    out
 }
 
 /// verdict.py `truncate` of the Python value orjson reads from this JSON value.

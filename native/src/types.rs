@@ -435,7 +435,7 @@ pub fn coerce(value: Val, kind: Kind, text: bool) -> Coerced {
         _ => match plain(value) {
             Coerced::Bool(b) => Coerced::Str(if b { "true" } else { "false" }.to_owned()),
             Coerced::Int(i) if kind.string_like() => Coerced::Str(i.to_string()),
-            Coerced::Float(f) if kind.string_like() => Coerced::Str(python_float_repr(f)),
+            Coerced::Float(f) if kind.string_like() => Coerced::Str(crate::pyrepr::repr_float(f)),
             other => other,
         },
     }
@@ -500,43 +500,6 @@ fn unicode_decimal(c: char) -> Option<u8> {
     u8::try_from(digit).ok().filter(|&digit| digit < 10)
 }
 
-/// Python's `repr` of a float (and so `str`): the shortest digits that read back, positional when the
-/// decimal exponent is in -4..16 (`100.0`, `0.0001`), else `1e+16`, `1.5e-05`.
-fn python_float_repr(value: f64) -> String {
-    if value.is_nan() {
-        return "nan".to_owned();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    // Rust's `{:e}` writes the same shortest round-trip digits: `-1.5e-7`
-    let scientific = format!("{value:e}");
-    let (mantissa, exponent) = scientific.split_once('e').expect("`{:e}` writes an exponent");
-    let exponent: i32 = exponent.parse().expect("`{:e}` writes an integer exponent");
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", mantissa),
-    };
-    let digits = mantissa.replace('.', "");
-    let body = if (-4..16).contains(&exponent) {
-        if exponent < 0 {
-            format!("0.{}{digits}", "0".repeat((-exponent - 1) as usize))
-        } else {
-            let point = exponent as usize + 1;
-            if digits.len() <= point {
-                format!("{digits}{}.0", "0".repeat(point - digits.len()))
-            } else {
-                format!("{}.{}", &digits[..point], &digits[point..])
-            }
-        }
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let fraction = if rest.is_empty() { String::new() } else { format!(".{rest}") };
-        let exponent_sign = if exponent < 0 { '-' } else { '+' };
-        format!("{first}{fraction}e{exponent_sign}{:02}", exponent.unsigned_abs())
-    };
-    format!("{sign}{body}")
-}
 
 #[cfg(test)]
 mod tests {
@@ -687,7 +650,7 @@ mod tests {
                 (Some(f), Some(repr)) => {
                     let wanted: f64 = repr.parse().expect("a float repr");
                     assert!(f.to_bits() == wanted.to_bits() || f.is_nan() && wanted.is_nan(), "{text:?}: {f}");
-                    assert_eq!(python_float_repr(f), repr, "{text:?}");
+                    assert_eq!(crate::pyrepr::repr_float(f), repr, "{text:?}");
                 }
                 (found, expected) => assert_eq!(found.is_some(), expected.is_some(), "{text:?}: {found:?}"),
             }
@@ -697,10 +660,10 @@ mod tests {
     #[test]
     fn float_repr_as_python() {
         for &(bits, repr) in REPRS {
-            assert_eq!(python_float_repr(f64::from_bits(bits)), repr);
+            assert_eq!(crate::pyrepr::repr_float(f64::from_bits(bits)), repr);
         }
-        assert_eq!(python_float_repr(f64::NAN), "nan");
-        assert_eq!(python_float_repr(f64::NEG_INFINITY), "-inf");
+        assert_eq!(crate::pyrepr::repr_float(f64::NAN), "nan");
+        assert_eq!(crate::pyrepr::repr_float(f64::NEG_INFINITY), "-inf");
     }
 
     #[test]
