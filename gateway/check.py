@@ -1,7 +1,8 @@
 """Judge recorded messages (CONFORMANCE.md section 7) against a compiled Ruleset.
 
 `check_stream` is `xgate check`'s loop: lines read a megabyte at a time and judged together (Kafka messages
-by the native core, gateway/compiler/core.py), each verdict written as one orjson line (a conformant verdict's line is made once per message definition and reused), one write per chunk.
+by the native core, gateway/compiler/core.py), each verdict written as one orjson line (a conformant
+verdict's line is made once per message definition and reused), one write per chunk.
 """
 
 from __future__ import annotations
