@@ -54,20 +54,25 @@ def _cases() -> list[Any]:
     return params
 
 
+# where each test's data travels: an HTTP request (judged by the Python judge) or a Kafka record (judged by
+# the native core, gateway/compiler/core.py)
+_RECORDS = {"HTTP": {"protocol": "HTTP", "method": "POST", "path": "/", "headers": {"Content-Type": "application/json"}},
+            "KAFKA": {"protocol": "KAFKA", "topic": "cases", "headers": {"content-type": "application/json"}}}
+
+
 def _check(folder: Path, schema_format: str, groups: dict[int, Any],
-           remote: bool) -> dict[tuple[int, int], dict[str, Any]]:
+           remote: bool, protocol: str = "HTTP") -> dict[tuple[int, int], dict[str, Any]]:
     """`xgate check` over the groups, each on an endpoint of its own; fetching allowed only when `remote`."""
     endpoints = {}
     records = []
     keys = []
     for g, group in groups.items():
         endpoints[f"case-{g}"] = {
-            "usage": ["subscriber"], "protocol": "HTTP",
-            "messages": {"payload": {"protocol": "HTTP", "dataschemaformat": schema_format,
+            "usage": ["subscriber"], "protocol": protocol,
+            "messages": {"payload": {"protocol": protocol, "dataschemaformat": schema_format,
                                      "dataschema": group["schema"]}}}
         for t, test in enumerate(group["tests"]):
-            records.append({"endpoint": f"case-{g}", "protocol": "HTTP", "method": "POST", "path": "/",
-                            "headers": {"Content-Type": "application/json"}, "body": json.dumps(test["data"])})
+            records.append({"endpoint": f"case-{g}", **_RECORDS[protocol], "body": json.dumps(test["data"])})
             keys.append((g, t))
     if not records:
         return {}
@@ -87,15 +92,16 @@ def _check(folder: Path, schema_format: str, groups: dict[int, Any],
 
 
 @cache
-def _verdicts(draft: str, name: str, tmp: str, served: str) -> dict[tuple[int, int], dict[str, Any]]:
+def _verdicts(draft: str, name: str, tmp: str, served: str,
+              protocol: str = "HTTP") -> dict[tuple[int, int], dict[str, Any]]:
     """Groups naming the suite's server run with fetching allowed, the others as before (fetching off)."""
     text = (SUITE / draft / name).read_text("utf-8")
     groups = dict(enumerate(json.loads(text.replace(SUITE_REMOTE, served))))
     remote = {g: group for g, group in groups.items() if served in json.dumps(group["schema"])}
     local = {g: group for g, group in groups.items() if g not in remote}
-    base, schema_format = Path(tmp) / draft, DRAFTS[draft]
-    return {**_check(base / f"{name}-local", schema_format, local, remote=False),
-            **_check(base / f"{name}-remote", schema_format, remote, remote=True)}
+    base, schema_format = Path(tmp) / protocol / draft, DRAFTS[draft]
+    return {**_check(base / f"{name}-local", schema_format, local, remote=False, protocol=protocol),
+            **_check(base / f"{name}-remote", schema_format, remote, remote=True, protocol=protocol)}
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +123,19 @@ def test_suite_case_through_check(draft: str, name: str, group: int, test: int, 
     assert verdict["verdict"] == expected, verdict
     if expected == "nonconformant":
         assert {v["rule"] for v in verdict["violations"]} <= {"schema"}, verdict
+
+
+def _files() -> list[Any]:
+    return [pytest.param(draft, path.name, id=f"{draft}/{path.stem}")
+            for draft in DRAFTS for path in (sorted((SUITE / draft).glob("*.json")) if SUITE.exists() else [])]
+
+
+@pytest.mark.parametrize(("draft", "name"), _files())
+def test_the_suite_on_kafka_gets_the_same_verdict_lines_from_the_native_core(draft: str, name: str, workdir: str,
+                                                                            served: str) -> None:
+    """Every test of the file as a Kafka record (the native core) and as an HTTP request (the Python judge):
+    the same verdict line, violations and all (issue 31)."""
+    assert _verdicts(draft, name, workdir, served, "KAFKA") == _verdicts(draft, name, workdir, served)
 
 
 def test_a_meta_schema_ref_compiles_with_remote_fetching_on(tmp_path: Path, served: str) -> None:
