@@ -10,19 +10,14 @@ agree on the verdict, the message ids and, for failures, every violation.
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bench import workload
-from gateway.compiler import Ruleset, compile_registry
+from gateway.compiler import Ruleset
 from gateway.compiler.accepting import UNSURE, Failed
 from gateway.envelope import Envelope
-from gateway.loader import load_snapshot
 from gateway.recorded import RecordError, envelope_from_record
 from gateway.testing import traffic
 from gateway.verdict import Verdict
@@ -31,29 +26,11 @@ from tests.unit.compiler.native_mutations import NATIVE_MUTATIONS
 
 KINDS = {**MUTATIONS, **NATIVE_MUTATIONS}
 
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def _shape(verdict: Verdict) -> tuple[Any, ...]:
     return (verdict.outcome.value, verdict.messagegroupid, verdict.messageid,
             [v.as_dict() for v in verdict.violations])
-
-
-def _ruleset(paths: list[Path]) -> Ruleset:
-    snapshot = load_snapshot(list(paths))
-    return compile_registry(snapshot.registry, snapshot.digest)
-
-
-@pytest.fixture(scope="module")
-def workload_ruleset(tmp_path_factory: pytest.TempPathFactory) -> Ruleset:
-    path = tmp_path_factory.mktemp("workload") / "workload.xreg.json"
-    path.write_text(json.dumps(workload.registry_document()), "utf-8")
-    return _ruleset([path])
-
-
-@pytest.fixture(scope="module")
-def demo_ruleset() -> Ruleset:
-    return _ruleset([ROOT / "config" / "demo"])
 
 
 def _differ(ruleset: Ruleset, seeds: list[dict[str, Any]], per_kind: int, seed: int) -> tuple[Counter[str], Counter[str]]:

@@ -10,7 +10,6 @@ violation's path, rule, expected, actual and message must be equal.
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from typing import Any
@@ -24,22 +23,10 @@ from gateway.envelope import Envelope
 from gateway.recorded import RecordError, envelope_from_record
 from gateway.testing import traffic
 from tests.unit.compiler.native_quirks import QUIRKS
-from tests.unit.compiler.test_accepting_differential import KINDS, ROOT, _ruleset, _shape
+from tests.unit.compiler.test_accepting_differential import KINDS, _shape
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native core is not built (make install)")
 ALL_KINDS = {**KINDS, **QUIRKS}
-
-
-@pytest.fixture(scope="module")
-def workload_ruleset(tmp_path_factory: pytest.TempPathFactory) -> Ruleset:
-    path = tmp_path_factory.mktemp("workload") / "workload.xreg.json"
-    path.write_text(json.dumps(workload.registry_document()), "utf-8")
-    return _ruleset([path])
-
-
-@pytest.fixture(scope="module")
-def demo_ruleset() -> Ruleset:
-    return _ruleset([ROOT / "config" / "demo"])
 
 
 def _mutated(seeds: list[dict[str, Any]], per_kind: int, seed: int) -> list[tuple[str, Envelope]]:
