@@ -350,16 +350,7 @@ fn orjson_float(value: f64) -> String {
         return if value.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
     }
     // Rust's `{:e}` writes the shortest digits that read back as the same double
-    let scientific = format!("{:e}", value.abs());
-    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} writes an exponent");
-    let digits: String = mantissa.chars().filter(|&c| c != '.').collect();
-    let exponent: i32 = exponent.parse().expect("{:e} writes an integer exponent");
-    let mut out = String::with_capacity(digits.len() + 8);
-    if value.is_sign_negative() {
-        out.push('-');
-    }
-    crate::pyrepr::lay_out_digits(&mut out, &digits, exponent, -5..16, 1);
-    out
+    crate::pyrepr::write_float(value.is_sign_negative(), &format!("{:e}", value.abs()), -5..16, 1)
 }
 
 /// The error's text as the binding gives `error.message`: the crate's `Display`, with every value printed

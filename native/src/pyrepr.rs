@@ -68,21 +68,27 @@ pub fn repr_float(value: f64) -> String {
     let length = shortest.split_once('e').map_or(1, |(mantissa, _)| mantissa.len().saturating_sub(1).max(1));
     let nearest = format!("{:.*e}", length - 1, value.abs());
     let scientific = if nearest.parse() == Ok(value.abs()) { nearest } else { shortest };
+    write_float(value.is_sign_negative(), &scientific, -4..16, 2)
+}
+
+/// A float from the `{:e}` text of its magnitude (`1.5e-7`) and its sign, written as Python's repr and
+/// orjson write floats (lay_out_digits).
+pub fn write_float(negative: bool, scientific: &str, positional: std::ops::Range<i32>, width: usize) -> String {
     let (mantissa, exponent) = scientific.split_once('e').expect("{:e} writes an exponent");
     let digits: String = mantissa.chars().filter(|&c| c != '.').collect();
     let exponent: i32 = exponent.parse().expect("{:e} writes an integer exponent");
     let mut out = String::with_capacity(digits.len() + 8);
-    if value.is_sign_negative() {
+    if negative {
         out.push('-');
     }
-    lay_out_digits(&mut out, &digits, exponent, -4..16, 2);
+    lay_out_digits(&mut out, &digits, exponent, positional, width);
     out
 }
 
 /// Shortest digits (no point) with their decimal exponent, written as Python's repr and orjson write floats:
 /// scientific outside `positional` with at least `width` exponent digits (`1e+16`, `1.5e-05`), else
 /// positional with at least one fraction digit (`100.0`, `0.0001`).
-pub fn lay_out_digits(out: &mut String, digits: &str, exponent: i32, positional: std::ops::Range<i32>, width: usize) {
+fn lay_out_digits(out: &mut String, digits: &str, exponent: i32, positional: std::ops::Range<i32>, width: usize) {
     use std::fmt::Write;
     if !positional.contains(&exponent) {
         out.push_str(&digits[..1]);
