@@ -11,11 +11,11 @@ import base64
 import copy
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from gateway.envelope import Envelope
-from gateway.recorded import envelope_from_record
+from gateway.recorded import RecordError, envelope_from_record
 
 Record = dict[str, Any]
 Mutation = Callable[[Record, random.Random], "Record | Envelope | None"]
@@ -379,3 +379,22 @@ MUTATIONS: dict[str, Mutation] = {
     "protocol-field": _protocol_field,
     "tenant-value": _set("tenant", "acme-other", "acme-fleet", "acme-grid\n"),
 }
+
+
+def mutated(seeds: list[Record], kinds: dict[str, Mutation], per_kind: int,
+            rng: random.Random) -> Iterator[tuple[str, Record | Envelope, Envelope]]:
+    """Up to `per_kind` messages of each kind of change, as (kind, the changed record, its Envelope); a change
+    that does not apply to the seed drawn, or whose record does not read, is drawn again (20 tries each)."""
+    for kind, mutate in kinds.items():
+        made = attempts = 0
+        while made < per_kind and attempts < per_kind * 20:
+            attempts += 1
+            changed = mutate(rng.choice(seeds), rng)
+            if changed is None:
+                continue
+            try:
+                envelope = changed if isinstance(changed, Envelope) else envelope_from_record(changed)
+            except RecordError:
+                continue
+            made += 1
+            yield kind, changed, envelope

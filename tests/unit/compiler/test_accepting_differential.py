@@ -18,10 +18,10 @@ from bench import workload
 from gateway.compiler import Ruleset
 from gateway.compiler.accepting import UNSURE, Failed
 from gateway.envelope import Envelope
-from gateway.recorded import RecordError, envelope_from_record
+from gateway.recorded import envelope_from_record
 from gateway.testing import traffic
 from gateway.verdict import Verdict
-from tests.unit.compiler.mutations import MUTATIONS
+from tests.unit.compiler.mutations import MUTATIONS, mutated
 from tests.unit.compiler.native_mutations import NATIVE_MUTATIONS
 
 KINDS = {**MUTATIONS, **NATIVE_MUTATIONS}
@@ -38,21 +38,11 @@ def _differ(ruleset: Ruleset, seeds: list[dict[str, Any]], per_kind: int, seed: 
     rng = random.Random(seed)
     kinds: Counter[str] = Counter()
     decided: Counter[str] = Counter()
-    for kind, mutate in KINDS.items():
-        attempts = 0
-        while kinds[kind] < per_kind and attempts < per_kind * 20:
-            attempts += 1
-            changed = mutate(rng.choice(seeds), rng)
-            if changed is None:
-                continue
-            try:
-                envelope = changed if isinstance(changed, Envelope) else envelope_from_record(changed)
-            except RecordError:
-                continue
-            fast, full = ruleset.classify(envelope), ruleset.judge_fully(envelope)
-            assert _shape(fast) == _shape(full), (kind, changed)
-            kinds[kind] += 1
-            decided[_decision(ruleset, envelope, fast)] += 1
+    for kind, changed, envelope in mutated(seeds, KINDS, per_kind, rng):
+        fast, full = ruleset.classify(envelope), ruleset.judge_fully(envelope)
+        assert _shape(fast) == _shape(full), (kind, changed)
+        kinds[kind] += 1
+        decided[_decision(ruleset, envelope, fast)] += 1
     return kinds, decided
 
 

@@ -20,8 +20,9 @@ from bench import workload
 from gateway.compiler import Ruleset
 from gateway.compiler.core import NativeJudge, kafka_record, native_available
 from gateway.envelope import Envelope
-from gateway.recorded import RecordError, envelope_from_record
+from gateway.recorded import envelope_from_record
 from gateway.testing import traffic
+from tests.unit.compiler.mutations import mutated
 from tests.unit.compiler.native_quirks import QUIRKS
 from tests.unit.compiler.test_accepting_differential import KINDS, _shape
 
@@ -30,22 +31,7 @@ ALL_KINDS = {**KINDS, **QUIRKS}
 
 
 def _mutated(seeds: list[dict[str, Any]], per_kind: int, seed: int) -> list[tuple[str, Envelope]]:
-    rng = random.Random(seed)
-    out: list[tuple[str, Envelope]] = []
-    for kind, mutate in ALL_KINDS.items():
-        made = attempts = 0
-        while made < per_kind and attempts < per_kind * 20:
-            attempts += 1
-            changed = mutate(rng.choice(seeds), rng)
-            if changed is None:
-                continue
-            try:
-                envelope = changed if isinstance(changed, Envelope) else envelope_from_record(changed)
-            except RecordError:
-                continue
-            out.append((kind, envelope))
-            made += 1
-    return out
+    return [(kind, envelope) for kind, _, envelope in mutated(seeds, ALL_KINDS, per_kind, random.Random(seed))]
 
 
 def _agree(ruleset: Ruleset, messages: list[tuple[str, Envelope]]) -> Counter[str]:
