@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::json::{self, JsonError};
 use crate::pyrepr::{truncate_bytes, truncate_json, Actual};
+use crate::tape::{self, Doc};
 use crate::value::Val;
 use crate::verdict::{Expected, Rule, Violation};
 
@@ -36,6 +37,8 @@ impl<'a> Record<'a> {
 pub enum Data<'a> {
     Missing,
     Json(&'a Value),
+    /// `data` on the fast tape (tape.rs)
+    Tape(tape::Node<'a>),
     /// decoded `data_base64`
     Bytes(Vec<u8>),
 }
@@ -173,6 +176,28 @@ pub fn read_structured<'a>(parsed: &'a Result<Value, Violation>) -> Event<'a> {
     let mut reading = Event { structured: true, attributes, data: Data::Missing, problem: None, raw_names: Vec::new() };
     read_data(members, &mut reading);
     reading
+}
+
+/// `read_structured` over the fast tape, or None where the tape holds what only `read_structured` reads as
+/// Python does (not an object, `data_base64`, an attribute that is not a string, an i64 or null). A string
+/// attribute is text here and an integer an int, which every rule reads as it reads that JSON value (and
+/// shows alike in a violation).
+pub fn read_structured_tape<'a>(doc: &'a Doc<'a>) -> Option<Event<'a>> {
+    let root = doc.root();
+    let mut attributes = Vec::with_capacity(12);
+    let mut data = Data::Missing;
+    for (name, value) in root.members()? {
+        match name {
+            "data" => data = Data::Tape(value),
+            "data_base64" => return None,
+            _ if value.is_null() => {}
+            _ => attributes.push((name, match value.as_str() {
+                Some(text) => Val::Text(text),
+                None => Val::Int(value.as_i64()?),
+            })),
+        }
+    }
+    Some(Event { structured: true, attributes, data, problem: None, raw_names: Vec::new() })
 }
 
 fn read_data<'a>(members: &'a Map<String, Value>, reading: &mut Event<'a>) {

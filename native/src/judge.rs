@@ -6,10 +6,11 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::event::{parse_structured, read_binary, read_structured, structured_mode, Event, Record};
+use crate::event::{parse_structured, read_binary, read_structured, read_structured_tape, structured_mode, Event, Record};
 use crate::payload::{Draft, JsonSchema};
 use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, PLAN_VERSION};
 use crate::pyrepr::{repr_str, truncate_str, Actual};
+use crate::tape::{self, Doc};
 use crate::rules::{cloudevents_rules, content_types_agree, not_utf8, read_option, Found, Payload, ValueCheck};
 use crate::templates::{Fit, Template};
 use crate::value::Val;
@@ -95,11 +96,19 @@ impl Core {
         }
         let content_type = record.content_type();
         let parsed: Option<Result<Value, Violation>>;
+        let doc: Option<Doc>;
         let event = if !index.cloudevents {
             None
         } else if structured_mode(endpoint.mode.as_deref(), content_type) {
-            parsed = Some(parse_structured(record.value, self.limits.unique));
-            Some(read_structured(parsed.as_ref().expect("just set")))
+            // the fast tape where it reads; json.rs (Python's reading, and its verdicts) where not
+            doc = tape::parse(record.value);
+            match doc.as_ref().and_then(read_structured_tape) {
+                Some(event) => Some(event),
+                None => {
+                    parsed = Some(parse_structured(record.value, self.limits.unique));
+                    Some(read_structured(parsed.as_ref().expect("just set")))
+                }
+            }
         } else {
             Some(read_binary(record, content_type))
         };

@@ -13,6 +13,7 @@ mod payload;
 mod plan;
 mod pyrepr;
 mod rules;
+mod tape;
 mod templates;
 mod types;
 mod value;

@@ -16,6 +16,7 @@ use jsonschema::{PatternOptions, ValidationError, Validator};
 use serde_json::{Map, Value};
 
 use crate::pyrepr::{self, Actual};
+use crate::tape::{Node, Tape};
 
 /// payload/base.py MAX_VIOLATIONS
 pub const MAX_VIOLATIONS: usize = 10;
@@ -65,7 +66,8 @@ pub struct SchemaViolation {
 }
 
 pub struct JsonSchema {
-    validator: Validator,
+    /// reads instances on a tape (tape.rs), where the text lies
+    validator: Validator<Tape>,
     /// every `multipleOf` number as written, by its schema pointer: without arbitrary precision the crate
     /// reports an f64, which no longer tells `3` from `3.0`
     multiples: Vec<(String, Value)>,
@@ -78,7 +80,7 @@ impl JsonSchema {
         // the options `compile_jsonschema` passes: the draft class, formats as annotations, nothing
         // retrieved, patterns on the linear-time `regex` engine
         let schema = sorted(schema);
-        let validator = jsonschema::options()
+        let validator = jsonschema::options_for::<Tape>()
             .with_draft(draft.crate_draft())
             .should_validate_formats(false)
             .offline()
@@ -90,20 +92,20 @@ impl JsonSchema {
         Ok(JsonSchema { validator, multiples })
     }
 
-    pub fn is_valid(&self, value: &Value) -> bool {
+    pub fn is_valid(&self, value: Node<'_>) -> bool {
         self.validator.is_valid(value)
     }
 
     /// At most MAX_VIOLATIONS, in the crate's order; never empty (a root "payload fails its JSON Schema"
     /// when the crate reports none), as `JsonSchemaValidator._explain` does.
-    pub fn violations(&self, value: &Value) -> Vec<SchemaViolation> {
+    pub fn violations(&self, value: Node<'_>) -> Vec<SchemaViolation> {
         let mut found: Vec<SchemaViolation> =
             self.validator.iter_errors(value).take(MAX_VIOLATIONS).map(|error| self.violation(&error)).collect();
         if found.is_empty() {
             found.push(SchemaViolation {
                 pointer: String::new(),
                 expected: "valid".to_owned(),
-                actual: pyrepr::truncate_json(value),
+                actual: pyrepr::truncate_json(&value.value()),
                 message: "payload fails its JSON Schema".to_owned(),
             });
         }
@@ -588,6 +590,7 @@ fn integer_digits(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tape::Doc;
 
     /// `a` of a table row: "n", "b:true", "i:1", "f:1.5", "s:text"
     fn actual(text: &str) -> Actual {
@@ -765,20 +768,29 @@ mod tests {
     ]),
     ];
 
+    fn valid(compiled: &JsonSchema, value: &Value) -> bool {
+        compiled.is_valid(Doc::from_value(value).root())
+    }
+
     #[test]
     fn violations_match_python() {
         for (schema, draft, instance, want) in CASES {
             let schema: Value = serde_json::from_str(schema).unwrap();
             let compiled = JsonSchema::compile(&schema, Draft::from_name(draft).unwrap()).unwrap();
-            let instance = crate::json::parse(instance.as_bytes(), true).unwrap();
-            assert!(!compiled.is_valid(&instance), "{schema} {instance}");
+            let text = instance;
+            let instance = crate::json::parse(text.as_bytes(), true).unwrap();
+            assert!(!valid(&compiled, &instance), "{schema} {instance}");
             let want: Vec<SchemaViolation> = want.iter().map(|(pointer, expected, a, message)| SchemaViolation {
                 pointer: pointer.to_string(),
                 expected: expected.to_string(),
                 actual: actual(a),
                 message: message.to_string(),
             }).collect();
-            assert_eq!(compiled.violations(&instance), want, "{schema} {instance}");
+            assert_eq!(compiled.violations(Doc::from_value(&instance).root()), want, "{schema} {instance}");
+            // the same text read on the fast tape, where it reads there
+            if let Some(doc) = crate::tape::parse(text.as_bytes()) {
+                assert_eq!(compiled.violations(doc.root()), want, "{schema} {instance} (fast reading)");
+            }
         }
     }
 
@@ -787,8 +799,8 @@ mod tests {
         let schema =
             serde_json::json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}});
         let compiled = JsonSchema::compile(&schema, Draft::Draft7).unwrap();
-        assert!(compiled.is_valid(&serde_json::json!({"id": 1})));
-        assert!(!compiled.is_valid(&serde_json::json!({"id": "1"})));
+        assert!(valid(&compiled, &serde_json::json!({"id": 1})));
+        assert!(!valid(&compiled, &serde_json::json!({"id": "1"})));
     }
 
     #[test]
@@ -806,14 +818,14 @@ mod tests {
         // `dependentRequired` is a 2019-09 keyword: draft 7 ignores it
         let schema = serde_json::json!({"dependentRequired": {"a": ["b"]}});
         let value = serde_json::json!({"a": 1});
-        assert!(JsonSchema::compile(&schema, Draft::Draft7).unwrap().is_valid(&value));
-        assert!(!JsonSchema::compile(&schema, Draft::Draft202012).unwrap().is_valid(&value));
+        assert!(JsonSchema::compile(&schema, Draft::Draft7).map(|c| valid(&c, &value)).unwrap());
+        assert!(!JsonSchema::compile(&schema, Draft::Draft202012).map(|c| valid(&c, &value)).unwrap());
     }
 
     #[test]
     fn formats_are_annotations() {
         let schema = serde_json::json!({"format": "email"});
-        assert!(JsonSchema::compile(&schema, Draft::Draft7).unwrap().is_valid(&serde_json::json!("not an email")));
+        assert!(JsonSchema::compile(&schema, Draft::Draft7).map(|c| valid(&c, &serde_json::json!("not an email"))).unwrap());
     }
 
     #[test]
