@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use crate::json::{self, JsonError};
 use crate::pyrepr::{truncate_bytes, truncate_json, Actual};
 use crate::tape::{self, Doc};
-use crate::value::Val;
+use crate::value::{same_text, Val};
 use crate::verdict::{Expected, Rule, Violation};
 
 /// A Kafka record as the client hands it over, borrowed.
@@ -57,7 +57,7 @@ pub struct Event<'a> {
 
 impl<'a> Event<'a> {
     pub fn get(&self, name: &str) -> Option<Val<'a>> {
-        self.attributes.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+        self.attributes.iter().find(|(n, _)| same_text(n, name)).map(|(_, v)| *v)
     }
 
     /// Values arrive as header text in binary mode (judged in their canonical string form).

@@ -18,6 +18,8 @@ use jsonschema::json::{cmp, Array, Json, Node as JsonNode, NodeIdentity, Object}
 use jsonschema::types::JsonType;
 use serde_json::{Map, Number, Value};
 
+use crate::value::same_text;
+
 /// Deeper documents are left to json.rs (which refuses past 128 levels, with Python's exact verdict).
 const DEPTH: usize = 100;
 /// Objects with more members than this check names for repeats with a set, not pairwise.
@@ -174,7 +176,7 @@ impl<'a> Reader<'a> {
                 }
                 let name = self.string()?;
                 if names.len() < PAIRWISE {
-                    if names.iter().any(|&n| matches!(&self.entries[n], Entry::Str(s) if *s == name)) {
+                    if names.iter().any(|&n| matches!(&self.entries[n], Entry::Str(s) if same_text(s, &name))) {
                         return None;
                     }
                     names.push(self.entries.len());
@@ -344,8 +346,12 @@ impl<'a> Reader<'a> {
                 Number::from(literal.parse::<u64>().ok()?)
             }
         } else {
-            // serde_json's own reading of the literal, so the double is the one json.rs holds
-            let value: f64 = serde_json::from_str(literal).ok()?;
+            // the double json.rs holds: exact where Clinger's fast case applies (both of serde_json's
+            // float readings give the correctly rounded value there), else serde_json's own reading
+            let value = match exact_double(literal) {
+                Some(value) => value,
+                None => serde_json::from_str(literal).ok()?,
+            };
             if value == 0.0 && negative {
                 return None;
             }
@@ -354,6 +360,32 @@ impl<'a> Reader<'a> {
         self.entries.push(Entry::Number(number));
         Some(())
     }
+}
+
+/// Powers of ten a double holds exactly.
+const POW10: [f64; 23] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+                          1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+
+/// A decimal literal of at most 15 digits times a power of ten up to 22: one exact operand times or over
+/// another, so one IEEE operation rounds it correctly (Clinger's fast path). None for the rest.
+fn exact_double(literal: &str) -> Option<f64> {
+    let (mantissa, exponent) = match literal.find(['e', 'E']) {
+        Some(at) => (&literal[..at], literal[at + 1..].parse::<i32>().ok()?),
+        None => (literal, 0),
+    };
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if whole.len() + fraction.len() > 15 {
+        return None;
+    }
+    let digits = whole.bytes().chain(fraction.bytes()).fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+    let scale = exponent - fraction.len() as i32;
+    let power = *POW10.get(scale.unsigned_abs() as usize)?;
+    let value = if scale >= 0 { digits as f64 * power } else { digits as f64 / power };
+    Some(if negative { -value } else { value })
 }
 
 /// The `jsonschema` crate's view of a tape.
@@ -607,7 +639,7 @@ impl<'a> Object<'a, Tape> for TapeObject<'a> {
     }
 
     fn get(&self, key: &Box<str>) -> Option<Node<'a>> {
-        self.members().find(|(name, _)| *name == &**key).map(|(_, value)| value)
+        self.members().find(|(name, _)| same_text(name, key)).map(|(_, value)| value)
     }
 
     fn members(&self) -> Members<'a> {
@@ -673,6 +705,21 @@ mod tests {
         assert!(parse(unique.as_bytes()).is_some());
         let repeated = format!("{{{}, \"k7\": 0}}", members.join(","));
         assert!(parse(repeated.as_bytes()).is_none());
+    }
+
+    #[test]
+    fn doubles_as_serde_json_reads_them() {
+        for text in ["0.1", "-2.5", "1e22", "1e23", "123456789012345.6", "1234567890123456.7", "4.35", "0.0001e-5",
+                     "9007199254740993.0", "1.7976931348623157e308", "5e-324", "2.2250738585072014e-308", "3.14159e-22",
+                     "100000000000000.0e8", "0.30000000000000004", "1E+2", "7.0e-10"] {
+            let expected: f64 = serde_json::from_str(text).unwrap();
+            if let Some(found) = exact_double(text) {
+                assert_eq!(found.to_bits(), expected.to_bits(), "{text}");
+            }
+            same_as_serde(text);
+        }
+        assert_eq!(exact_double("1e23"), None);
+        assert_eq!(exact_double("1234567890123456.7"), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 use crate::types::is_py_space;
+use crate::value::same_text;
 
 /// The characters a placeholder never matches: they split template and value alike into pieces.
 const DELIMITERS: [char; 3] = ['/', '?', '#'];
@@ -121,15 +122,19 @@ impl Template {
                 _ => return Fit::No,
             };
             let Some(slot) = &piece.slot else {
-                if part != piece.prefix {
+                if !same_text(part, &piece.prefix) {
                     return Fit::No;
                 }
                 continue;
             };
-            let found = part.strip_prefix(piece.prefix.as_str()).and_then(|p| p.strip_suffix(slot.suffix.as_str()));
-            let Some(text) = found.filter(|text| !text.is_empty()) else {
+            let (prefix, suffix) = (piece.prefix.as_str(), slot.suffix.as_str());
+            if part.len() <= prefix.len() + suffix.len()
+                || !part.is_char_boundary(prefix.len()) || !same_text(&part[..prefix.len()], prefix)
+                || !part.is_char_boundary(part.len() - suffix.len())
+                || !same_text(&part[part.len() - suffix.len()..], suffix) {
                 return Fit::No;
-            };
+            }
+            let text = &part[prefix.len()..part.len() - suffix.len()];
             // names are numbered in order of first use, and pieces are read in that order
             match bound.get(slot.name) {
                 None => bound.push((&self.names[slot.name], text)),

@@ -139,8 +139,25 @@ fn is_duration(text: &str) -> bool {
         && text.find('T').is_none_or(|at| text.as_bytes().get(at + 1).is_some_and(u8::is_ascii_digit))
 }
 
+/// The bytes a URI-reference may hold (letters, digits and `-._~:/?#[]@!$&'()*+,;=%`), one lookup each.
+const URI_CHARS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    let marks = b"-._~:/?#[]@!$&'()*+,;=%";
+    let mut i = 0;
+    while i < marks.len() {
+        table[marks[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 fn is_uri_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b)
+    URI_CHARS[b as usize]
 }
 
 /// Every `%` followed by two hex digits (types.py `_BAD_PERCENT` finds none).
@@ -152,7 +169,14 @@ fn percent_ok(text: &str) -> bool {
 }
 
 fn is_uri_reference(text: &str) -> bool {
-    text.bytes().all(is_uri_char) && percent_ok(text)
+    let mut percent = false;
+    for b in text.bytes() {
+        if !is_uri_char(b) {
+            return false;
+        }
+        percent |= b == b'%';
+    }
+    !percent || percent_ok(text)
 }
 
 /// `[A-Za-z][A-Za-z0-9+.-]*:` then URI-reference characters; the scheme cannot hold `:`, so it ends at

@@ -27,3 +27,9 @@ impl<'a> Val<'a> {
     }
 }
 
+
+/// Short texts (names, template pieces) compared in line: calling memcmp costs more than comparing a few
+/// bytes.
+pub fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+}
