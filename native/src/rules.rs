@@ -1,8 +1,6 @@
 //! One definition's rules run on one message (gateway/compiler/constraints.py is the reference): each rule
 //! holds or gives its violations; a passing rule allocates nothing.
 
-use std::collections::HashMap;
-
 use crate::event::{nesting_violation, Data, Event, Record};
 use crate::json::{self, JsonError};
 use crate::payload::JsonSchema;
@@ -262,21 +260,22 @@ pub struct Payload<'a> {
     pub body: &'a [u8],
     pub unique: bool,
     parsed: Option<Result<Doc<'a>, JsonError>>,
-    results: HashMap<(usize, bool), Found>,
+    /// each (schema, cloudevents) judged so far: a message meets a handful at most
+    results: Vec<((usize, bool), Found)>,
 }
 
 const PATH_PREFIX: &str = "dataschema:";
 
 impl<'a> Payload<'a> {
     pub fn new(body: &'a [u8], unique: bool) -> Payload<'a> {
-        Payload { body, unique, parsed: None, results: HashMap::new() }
+        Payload { body, unique, parsed: None, results: Vec::new() }
     }
 
     /// constraints.py `compile_payload`'s check for a JSON Schema: structured `data` (or decoded
     /// `data_base64`), else the body.
     pub fn check(&mut self, schema: usize, validator: &JsonSchema, event: Option<&Event>, cloudevents: bool) -> Found {
         let key = (schema, cloudevents);
-        if let Some(found) = self.results.get(&key) {
+        if let Some((_, found)) = self.results.iter().find(|(k, _)| *k == key) {
             return found.clone();
         }
         let found = match event.filter(|e| cloudevents && e.structured) {
@@ -298,7 +297,7 @@ impl<'a> Payload<'a> {
                 }
             }
         };
-        self.results.insert(key, found.clone());
+        self.results.push((key, found.clone()));
         found
     }
 }

@@ -82,7 +82,9 @@ fn push_value(entries: &mut Vec<Entry<'static>>, value: &Value) {
 /// The text on a tape, or None where json.rs must read it (see the module's comment).
 pub fn parse(text: &[u8]) -> Option<Doc<'_>> {
     let text = std::str::from_utf8(text).ok()?;
-    let mut reader = Reader { text, bytes: text.as_bytes(), pos: 0, entries: Vec::with_capacity(text.len() / 12 + 4) };
+    let mut reader = Reader {
+        text, bytes: text.as_bytes(), pos: 0, entries: Vec::with_capacity(text.len() / 8 + 4), names: Vec::new(),
+    };
     reader.value(0)?;
     reader.skip_space();
     (reader.pos == reader.bytes.len()).then_some(Doc { entries: reader.entries })
@@ -93,6 +95,8 @@ struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
     entries: Vec<Entry<'a>>,
+    /// the entries of the member names of every open object, innermost last (one vector for all of them)
+    names: Vec<usize>,
 }
 
 impl<'a> Reader<'a> {
@@ -164,7 +168,7 @@ impl<'a> Reader<'a> {
         let at = self.entries.len();
         self.entries.push(Entry::Null);
         self.pos += 1;
-        let mut names: Vec<usize> = Vec::new();
+        let first = self.names.len();
         self.skip_space();
         if self.bytes.get(self.pos) == Some(&b'}') {
             self.pos += 1;
@@ -175,14 +179,12 @@ impl<'a> Reader<'a> {
                     return None;
                 }
                 let name = self.string()?;
-                if names.len() < PAIRWISE {
-                    if names.iter().any(|&n| matches!(&self.entries[n], Entry::Str(s) if same_text(s, &name))) {
-                        return None;
-                    }
-                    names.push(self.entries.len());
-                } else {
-                    names.push(self.entries.len());
+                let earlier = &self.names[first..];
+                if earlier.len() < PAIRWISE
+                    && earlier.iter().any(|&n| matches!(&self.entries[n], Entry::Str(s) if same_text(s, &name))) {
+                    return None;
                 }
+                self.names.push(self.entries.len());
                 self.entries.push(Entry::Str(name));
                 self.skip_space();
                 if self.bytes.get(self.pos) != Some(&b':') {
@@ -201,16 +203,18 @@ impl<'a> Reader<'a> {
                 }
             }
         }
-        if names.len() > PAIRWISE {
-            let mut seen = HashSet::with_capacity(names.len());
-            for &n in &names {
+        let len = self.names.len() - first;
+        if len > PAIRWISE {
+            let mut seen = HashSet::with_capacity(len);
+            for &n in &self.names[first..] {
                 let Entry::Str(name) = &self.entries[n] else { unreachable!("a member name is a string") };
                 if !seen.insert(name.as_ref()) {
                     return None;
                 }
             }
         }
-        self.entries[at] = Entry::Object { len: names.len() as u32, end: self.entries.len() as u32 };
+        self.names.truncate(first);
+        self.entries[at] = Entry::Object { len: len as u32, end: self.entries.len() as u32 };
         Some(())
     }
 
