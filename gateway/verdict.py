@@ -114,13 +114,25 @@ def _scalar(value: Any) -> str:
         return str(value)
 
 
-@dataclass(frozen=True, slots=True)
+# Frozen dataclasses assign each field through object.__setattr__ in __init__; these two are made for every
+# failed message, so their __init__ sets the slots through the slot descriptors (below the classes), at
+# half the cost. They stay frozen: assigning a field afterwards raises FrozenInstanceError.
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Violation:
     path: str
     rule: Rule
     expected: Any
     actual: Any
     message: str
+
+    def __init__(self, path: str, rule: Rule, expected: Any, actual: Any, message: str) -> None:
+        _set_path(self, path)
+        _set_rule(self, rule)
+        _set_expected(self, expected)
+        _set_actual(self, actual)
+        _set_message(self, message)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -132,13 +144,21 @@ class Violation:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Verdict:
     outcome: Outcome
     messagegroupid: str | None = None
     messageid: str | None = None
     violations: tuple[Violation, ...] = ()
     events: tuple[Verdict, ...] | None = field(default=None)
+
+    def __init__(self, outcome: Outcome, messagegroupid: str | None = None, messageid: str | None = None,
+                 violations: tuple[Violation, ...] = (), events: tuple[Verdict, ...] | None = None) -> None:
+        _set_outcome(self, outcome)
+        _set_messagegroupid(self, messagegroupid)
+        _set_messageid(self, messageid)
+        _set_violations(self, violations)
+        _set_events(self, events)
 
     @property
     def conformant(self) -> bool:
@@ -154,6 +174,12 @@ class Verdict:
         if self.events is not None:
             out["events"] = [e.as_dict() for e in self.events]
         return out
+
+
+_set_path, _set_rule, _set_expected, _set_actual, _set_message = (
+    Violation.__dict__[name].__set__ for name in ("path", "rule", "expected", "actual", "message"))
+_set_outcome, _set_messagegroupid, _set_messageid, _set_violations, _set_events = (
+    Verdict.__dict__[name].__set__ for name in ("outcome", "messagegroupid", "messageid", "violations", "events"))
 
 
 def conformant(group_id: str, message_id: str) -> Verdict:
