@@ -1,13 +1,18 @@
 """Judge recorded messages (CONFORMANCE.md section 7) against a compiled Ruleset.
 
-`check_stream` is `xgate check`'s loop: lines read a megabyte at a time and judged together (Kafka messages
-by the native core, gateway/compiler/core.py), each verdict written as one orjson line (a conformant
-verdict's line is made once per message definition and reused), one write per chunk.
+`check_stream` is `xgate check`'s loop: a megabyte of lines at a time. With the native core, the chunk's
+bytes go to it whole (native/src/check.rs): it reads the plain Kafka lines, judges them on two threads,
+writes their verdict lines as orjson writes them and counts them; the lines it hands back (other protocols,
+base64 forms, unreadable lines, anything it leaves to Python) are read and judged here and put in their
+place. Without the core (or reading a text stream with no bytes beneath), lines are read and judged here,
+Kafka ones still batched through gateway/compiler/core.py when it is there. A conformant verdict's line is
+made once per message definition and reused; one write per chunk.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -17,7 +22,7 @@ import orjson
 
 from gateway import jsontext
 from gateway.compiler import Ruleset
-from gateway.compiler.core import NativeJudge
+from gateway.compiler.core import RULES, NativeJudge, xgate_core
 from gateway.envelope import Envelope
 from gateway.limits import MAX_NESTING
 from gateway.recorded import RecordError, envelope_from_record
@@ -101,6 +106,25 @@ class Summary:
         for violation in verdict.violations:
             self.by_rule[violation.rule.value] += 1
 
+    def add_counts(self, ids: list[tuple[str, str]], counts: tuple[list[int], list[int], int, list[int]]) -> None:
+        """Verdicts the native checker counted: per definition (conformant, nonconformant), unmatched, per rule."""
+        conformant, nonconformant, unmatched, rules = counts
+        for outcome, numbers in (("conformant", conformant), ("nonconformant", nonconformant)):
+            for number, count in enumerate(numbers):
+                if count:
+                    group, message = ids[number]
+                    self.total += count
+                    self.by_verdict[outcome] += count
+                    self.by_message[(outcome, group or "", message)] += count
+        if unmatched:
+            self.total += unmatched
+            self.unmatched += unmatched
+            self.by_verdict["nonconformant"] += unmatched
+            self.by_message[("nonconformant", UNMATCHED_LABEL, "")] += unmatched
+        for number, count in enumerate(rules):
+            if count:
+                self.by_rule[RULES[number].value] += count
+
     def render(self) -> str:
         lines = [f"messages: {self.total}"]
         for outcome in ("conformant", "nonconformant"):
@@ -150,11 +174,89 @@ def verdict_line(verdict: Verdict) -> bytes:
         return (json.dumps(verdict.as_dict(), default=str) + "\n").encode("utf-8", "surrogateescape")
 
 
+def native_checker(judge: NativeJudge, endpoint: str | None) -> Any:
+    """The core's checker of recorded lines (native/src/check.rs) with the text it repeats, or None without
+    the core. A line naming no endpoint is judged on `endpoint`, else on the registry's default one."""
+    if not judge.available or judge.plan is None:
+        return None
+    ruleset = judge.ruleset
+    if endpoint is None:
+        rules = ruleset.default_endpoint()
+        endpoint = rules.endpoint_id if rules is not None else None
+    kafka = [False] * len(judge.positions)
+    for endpoint_id, position in judge.positions.items():
+        kafka[position] = ruleset.endpoints[endpoint_id].protocol == "KAFKA"
+    heads = [orjson.dumps(Verdict(Outcome.NONCONFORMANT, group, message).as_dict())[:-2].decode()
+             for group, message in [*judge.ids, (None, None)]]
+    constants: list[str | None] = []
+    for constant in judge.plan.constants:
+        try:
+            constants.append(orjson.dumps(constant, default=str).decode())
+        except TypeError:  # an integer past 64 bits: json.dumps writes such lines, here
+            constants.append(None)
+    return xgate_core.Checker(judge.core, judge.positions.get(endpoint) if endpoint is not None else None, kafka,
+                              [verdict_line(verdict).decode() for verdict in judge.conformant], heads,
+                              [orjson.dumps(rule.value).decode() for rule in RULES], constants,
+                              min(len(os.sched_getaffinity(0)), 4))
+
+
 def check_stream(ruleset: Ruleset, source: IO[str], out: ByteSink | None, summary: Summary,
                  endpoint: str | None = None, tick: Callable[[Summary], Any] | None = None) -> None:
     """Judge every non-blank line of `source`, count it in `summary` and (with `out`) write its verdict line.
-    A chunk of lines is judged at once: its Kafka messages in one call of the native core per endpoint."""
+    A chunk of lines is judged at once: by the native checker when there is one and `source` has bytes
+    beneath it, else here (its Kafka messages in one call of the native core per endpoint)."""
     judge = NativeJudge(ruleset)
+    raw = getattr(source, "buffer", None)
+    checker = native_checker(judge, endpoint) if raw is not None else None
+    if checker is None:
+        _check_text(judge, source, out, summary, endpoint, tick)
+        return
+    rest = b""
+    while True:
+        block = raw.read(CHUNK_BYTES)
+        data = rest + block if rest else block
+        if block:
+            cut = data.rfind(b"\n") + 1
+            if not cut:  # no line ends in this megabyte: read on
+                rest = data
+                continue
+            chunk, rest = data[:cut], data[cut:]
+        elif not data:
+            return
+        else:
+            chunk, rest = data, b""
+        segments, deferred, counts = checker.check(chunk, out is not None)
+        summary.add_counts(judge.ids, counts)
+        written = _judge_handed_back(judge, segments, deferred, summary, endpoint, out is not None)
+        if out is not None:
+            out.write(written)
+        if tick is not None:
+            tick(summary)
+
+
+def _judge_handed_back(judge: NativeJudge, segments: list[bytes], deferred: list[bytes], summary: Summary,
+                       endpoint: str | None, write: bool) -> bytes:
+    """The lines the checker handed back, judged here and their verdict lines put in their places."""
+    if not deferred:
+        return segments[0] if write else b""
+    texts = [line.decode("utf-8", "surrogateescape") for line in deferred]
+    read = [None if text.isspace() else read_line(judge.ruleset, text, endpoint) for text in texts]
+    judged = iter(judge.judge([item for item in read if item is not None and item.__class__ is not Verdict]))
+    pieces = [segments[0]]
+    for item, after in zip(read, segments[1:]):
+        if item is not None:
+            verdict = item if item.__class__ is Verdict else next(judged)
+            summary.add(verdict)  # type: ignore[arg-type]
+            if write:
+                pieces.append(verdict_line(verdict))  # type: ignore[arg-type]
+        pieces.append(after)
+    return b"".join(pieces) if write else b""
+
+
+def _check_text(judge: NativeJudge, source: IO[str], out: ByteSink | None, summary: Summary, endpoint: str | None,
+                tick: Callable[[Summary], Any] | None) -> None:
+    """`check_stream` over text: lines read and judged here."""
+    ruleset = judge.ruleset
     while True:
         lines = source.readlines(CHUNK_BYTES)
         if not lines:

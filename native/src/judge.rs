@@ -84,6 +84,10 @@ impl Core {
         Ok(Core { limits: plan.limits, schemas, definitions, endpoints, endpoint_ids })
     }
 
+    pub fn definition_count(&self) -> usize {
+        self.definitions.len()
+    }
+
     /// One Kafka record on one endpoint.
     pub fn judge(&self, endpoint: usize, record: &Record) -> Outcome {
         let endpoint = &self.endpoints[endpoint];

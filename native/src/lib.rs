@@ -6,12 +6,14 @@
 //! `(closest index or None, violations)` where each violation is `(path, rule index, expected, actual,
 //! message)`, or None when a candidate has no lowered form and the Python judge must decide.
 
+mod check;
 mod event;
 mod json;
 mod judge;
 mod payload;
 mod plan;
 mod pyrepr;
+mod recorded;
 mod rules;
 mod tape;
 mod templates;
@@ -22,12 +24,17 @@ mod verdict;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::event::Record;
 use crate::judge::Core as Judge;
 use crate::pyrepr::Actual;
 use crate::verdict::{Expected, Outcome, Violation};
+
+// the judging allocates small, short-lived buffers for every message: mimalloc serves them from per-thread
+// pages, whatever state the Python process left the C heap in
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// One record's parts, held as Python-backed buffers so that they outlive the GIL's release.
 struct Held {
@@ -134,6 +141,47 @@ impl Core {
     }
 }
 
+/// `xgate check`'s judge of recorded lines (check.rs), over one Core, with the tables the Python side
+/// writes once (gateway/check.py `native_checker`).
+#[pyclass(frozen, module = "xgate_core")]
+struct Checker {
+    core: Py<Core>,
+    tables: check::Tables,
+    default_endpoint: Option<usize>,
+    kafka: Vec<bool>,
+    threads: usize,
+}
+
+#[pymethods]
+impl Checker {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(core: Py<Core>, default_endpoint: Option<usize>, kafka: Vec<bool>, conformant_lines: Vec<String>,
+           heads: Vec<String>, rule_names: Vec<String>, constants: Vec<Option<String>>, threads: usize)
+           -> PyResult<Checker> {
+        let definitions = core.get().judge.definition_count();
+        if conformant_lines.len() != definitions || heads.len() != definitions + 1 {
+            return Err(PyValueError::new_err("a conformant line for each definition and a head for each, plus one"));
+        }
+        let tables = check::Tables { conformant_lines, heads, rule_names, constants };
+        Ok(Checker { core, tables, default_endpoint, kafka, threads })
+    }
+
+    /// Judge a chunk of recorded lines: `(segments, deferred, (conformant, nonconformant, unmatched, rules))`,
+    /// the output being segments[0] + verdict(deferred[0]) + segments[1] + ...; with `write` false, counts only.
+    #[allow(clippy::type_complexity)]
+    fn check<'py>(&self, py: Python<'py>, chunk: PyBackedBytes, write: bool)
+                  -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>, (Vec<u64>, Vec<u64>, u64, Vec<u64>))> {
+        let judge = &self.core.get().judge;
+        let defaults = recorded::Defaults { endpoint: self.default_endpoint, ids: &judge.endpoint_ids, kafka: &self.kafka };
+        let checked = py.detach(|| check::check(judge, &defaults, &self.tables, &chunk, write, self.threads));
+        let segments = checked.segments.iter().map(|s| PyBytes::new(py, s.as_bytes())).collect();
+        let deferred = checked.deferred.iter().map(|d| PyBytes::new(py, d)).collect();
+        let c = checked.counts;
+        Ok((segments, deferred, (c.conformant, c.nonconformant, c.unmatched, c.rules)))
+    }
+}
+
 impl Core {
     fn violation<'py>(&self, py: Python<'py>, v: Violation) -> PyResult<Bound<'py, PyTuple>> {
         let expected: Bound<'py, PyAny> = match v.expected {
@@ -155,6 +203,7 @@ impl Core {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
+    m.add_class::<Checker>()?;
     m.add("PLAN_VERSION", plan::PLAN_VERSION)?;
     Ok(())
 }

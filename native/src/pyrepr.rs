@@ -116,6 +116,35 @@ fn lay_out_digits(out: &mut String, digits: &str, exponent: i32, positional: std
     }
 }
 
+/// orjson's float: the shortest digits that read back, scientific (`1e+16`, `1.5e-6`) from 1e16 up and
+/// below 1e-5, otherwise positional with at least one fraction digit.
+pub fn orjson_float(value: f64) -> String {
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
+    }
+    // Rust's `{:e}` writes the shortest digits that read back as the same double
+    write_float(value.is_sign_negative(), &format!("{:e}", value.abs()), -5..16, 1)
+}
+
+/// orjson's string: `"` and `\` escaped, control characters as \b \t \n \f \r or \u00xx, the rest as is.
+pub fn orjson_str(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if c < ' ' => write!(out, "\\u{:04x}", c as u32).expect("a String takes any write"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
 /// verdict.py `truncate` of the Python value orjson reads from this JSON value.
 pub fn truncate_json(value: &Value) -> Actual {
     match value {

@@ -1,6 +1,7 @@
 """xgate's native judging core (native/src): `Core` judges a batch of Kafka records against a lowered plan
-(gateway/compiler/lower.py writes it; gateway/compiler/core.py is the Python face that uses it)."""
+(gateway/compiler/lower.py writes it; gateway/compiler/core.py is the Python face that uses it); `Checker`
+judges `xgate check`'s recorded lines over a Core (gateway/check.py)."""
 
-from xgate_core._core import PLAN_VERSION, Core
+from xgate_core._core import PLAN_VERSION, Checker, Core
 
-__all__ = ["PLAN_VERSION", "Core"]
+__all__ = ["PLAN_VERSION", "Checker", "Core"]
