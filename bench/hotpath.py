@@ -1,6 +1,6 @@
 """The hot path on the reference workload, against the orjson floor and the baselines, in one run.
 
-    python -m bench.hotpath [--count 6000] [--rounds 5]
+    python -m bench.hotpath [--count 6000] [--rounds 5] [--check-repeat 20]
 
 Every candidate starts from the same Kafka records (headers as (name, bytes) pairs, the value as bytes, as
 a consumer delivers them) of the same seeded messages (bench/workload.py), split by what the generator made
@@ -11,8 +11,9 @@ each message to be:
   classify    the record made an Envelope as the Kafka source does, then Ruleset.classify (the Python judge)
   afternoon   bench/afternoon.py: orjson, dispatch on `type`, plain loops, jsonschema-rs built once
   naive       bench/naive.py, the literal old baseline (cloudevents SDK, every definition, jsonschema.validate)
-and, over the recorded lines of the whole mix, `xgate check` (gateway.cli.main, its start-up on an empty
-input subtracted) against the afternoon script turning the same lines into verdict lines.
+and, over the recorded lines of the whole mix written `--check-repeat` times (120,000 lines by default, so
+that a run takes well over its start-up), `xgate check` (gateway.cli.main, its start-up on an empty input
+subtracted) against the afternoon script turning the same lines into verdict lines.
 Before timing, the afternoon script must give xgate's verdict (outcome and message id) on every message and
 the naive one xgate's outcome. Each round runs every (candidate, messages) pair once, the order rotated by
 one each round; figures are medians over the rounds with their range, and a target counts as met only when
@@ -46,6 +47,7 @@ from gateway.loader import load_snapshot
 from protocol_adapters.kafka.mapping import kafka_envelope
 
 Wire = tuple[str, int, bytes, bytes, list[tuple[str, bytes]], int]  # topic, partition, key, value, headers, ts
+CHECKS = ("check", "afternoon-check")  # timed over the recorded lines, not over one kind's records
 KINDS = {"structured": "conformant structured", "binary": "conformant binary", "failing": "failing (explained)",
          "mix": "the reference mix"}
 # issue 31's targets, as (numerator, denominator, kind, comparison, bound)
@@ -146,6 +148,7 @@ def _per_kind(ruleset: Ruleset, afternoon: AfternoonValidator, naive: NaiveValid
 
 def _check_jobs(registry: Path, lines: Path, empty: Path,
                 afternoon: AfternoonValidator) -> dict[tuple[str, str], Callable[[], None]]:
+    """`xgate check` over `lines`, over an empty file (its start-up), and the afternoon script over `lines`."""
     def xgate(path: Path) -> Callable[[], None]:
         def run() -> None:
             with open(os.devnull, "w") as out, contextlib.redirect_stdout(out):
@@ -169,12 +172,14 @@ def _check_jobs(registry: Path, lines: Path, empty: Path,
             ("afternoon-check", "mix"): script}
 
 
-def _ratios(timings: dict[tuple[str, str], list[float]], sizes: dict[str, int]) -> dict[str, list[float]]:
+def _ratios(timings: dict[tuple[str, str], list[float]], sizes: dict[str, int],
+            checked: int) -> dict[str, list[float]]:
     """Per round: each candidate over each other it is compared with, from the same round's timings."""
     rounds = range(len(timings[("floor", "mix")]))
     startup = timings.pop(("check-startup", "mix"))
     timings[("check", "mix")] = [t - startup[r] for r, t in enumerate(timings[("check", "mix")])]
-    per = {key: [t / sizes[key[1]] for t in values] for key, values in timings.items()}
+    per = {key: [t / (checked if key[0] in CHECKS else sizes[key[1]]) for t in values]
+           for key, values in timings.items()}
 
     def ratio(numerator: str, denominator: str, kind: str) -> list[float]:
         return [per[(numerator, kind)][r] / per[(denominator, kind)][r] for r in rounds]
@@ -193,7 +198,7 @@ def _summary(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def run(count: int = 6000, rounds: int = 5) -> dict[str, Any]:
+def run(count: int = 6000, rounds: int = 5, check_repeat: int = 20) -> dict[str, Any]:
     samples = workload.samples(count)
     document = workload.registry_document()
     kinds = split(samples)
@@ -201,7 +206,7 @@ def run(count: int = 6000, rounds: int = 5) -> dict[str, Any]:
         registry = Path(folder) / "workload.xreg.json"
         registry.write_text(json.dumps(document), "utf-8")
         lines, empty = Path(folder) / "messages.jsonl", Path(folder) / "empty.jsonl"
-        lines.write_text("".join(json.dumps(s.record) + "\n" for s in samples), "utf-8")
+        lines.write_text("".join(json.dumps(s.record) + "\n" for s in samples) * check_repeat, "utf-8")
         empty.write_text("", "utf-8")
         snapshot = load_snapshot([registry])
         ruleset = compile_registry(snapshot.registry, snapshot.digest)
@@ -218,13 +223,13 @@ def run(count: int = 6000, rounds: int = 5) -> dict[str, Any]:
                 jobs[key]()
                 timings[key].append(time.perf_counter() - start)
     sizes = {kind: len(items) for kind, items in kinds.items()}
-    figures = {name: _summary(values) for name, values in _ratios(timings, sizes).items()}
+    figures = {name: _summary(values) for name, values in _ratios(timings, sizes, sizes["mix"] * check_repeat).items()}
     targets = {}
     for numerator, denominator, kind, comparison, bound in TARGETS:
         name = f"{numerator}/{denominator} {kind}"
         median = figures[name]["median"]
         targets[f"{name} {comparison} {bound}"] = median <= bound if comparison == "<=" else median >= bound
-    return {"messages": sizes, "rounds": rounds, "agreement": "afternoon = xgate (outcome and id), naive = xgate "
+    return {"messages": sizes, "rounds": rounds, "checked": sizes["mix"] * check_repeat, "agreement": "afternoon = xgate (outcome and id), naive = xgate "
             f"(outcome) on all {sizes['mix']} messages", "figures": figures, "targets": targets}
 
 
@@ -234,6 +239,7 @@ def render(result: dict[str, Any]) -> str:
             f"{sizes['binary']} conformant binary, {sizes['failing']} failing), every candidate from the same Kafka "
             f"records, {result['rounds']} rounds in rotating order; median [min-max]"),
            f"verdicts checked before timing: {result['agreement']}",
+           f"`xgate check` and the afternoon script over {result['checked']} recorded lines (the mix, repeated)",
            f"{'us/message':<26}" + "".join(f"{kind:>24}" for kind in KINDS)]
 
     def cell(name: str) -> str:
@@ -261,8 +267,10 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=6000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--check-repeat", type=int, default=20, help="the mix's lines written this many times for "
+                        "`xgate check` and the afternoon script")
     args = parser.parse_args()
-    result = run(args.count, args.rounds)
+    result = run(args.count, args.rounds, args.check_repeat)
     save("hotpath", result)
     print(render(result))
     return 0
