@@ -24,8 +24,6 @@ import logging
 import random
 import time
 from collections import Counter as Tally
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Callable, Protocol
 
 from gateway.compiler import Ruleset
@@ -34,6 +32,8 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError, MessageRefused
 from gateway.metrics.instruments import RouteMetrics, observe_many
 from gateway.runtime.health import DestinationHealth
+from gateway.runtime.judged import Judged, Landing
+from gateway.runtime.record_lane import RecordLane
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, Decision, Kind, decide_kind, kind_of
 from gateway.runtime.routes import Route
@@ -86,20 +86,20 @@ class Pipeline:
         self._create_sink = create_sink
         self.drain_timeout = drain_timeout
         self._source: Any = None
-        self._sinks: dict[str, Any] = {}
+        self.sinks: dict[str, Any] = {}
         self._stopping = asyncio.Event()
         self._window: _Window | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._judge_failures: dict[int, int] = {}  # message fingerprint -> times its judging raised
         self.health = DestinationHealth(route.source.endpoint_id, metrics.destination_up, metrics.up["sink"])
         # a verdict's decision depends on its kind alone: decided once per route, looked up per message
-        self._decisions = {kind: decide_kind(route, kind) for kind in Kind}
+        self.decisions = {kind: decide_kind(route, kind) for kind in Kind}
         # the kinds whose messages carry dead-letter headers, and the (destination, action) a message of each
         # kind counts under once it landed as decided
-        self._dead_lettered = {kind for kind, decision in self._decisions.items()
+        self._dead_lettered = {kind for kind, decision in self.decisions.items()
                                if decision.action is Action.DEAD_LETTER and decision.destination is not None}
         self._routed_as = {kind: (decision.destination.endpoint_id if decision.destination is not None else "",
-                                  decision.action.value) for kind, decision in self._decisions.items()}
+                                  decision.action.value) for kind, decision in self.decisions.items()}
 
     @property
     def ready(self) -> bool:
@@ -140,7 +140,7 @@ class Pipeline:
         async with contextlib.AsyncExitStack() as stack:
             stack.callback(self._disconnected)
             for endpoint_id, config in destinations.items():
-                self._sinks[endpoint_id] = await stack.enter_async_context(self._create_sink(config))
+                self.sinks[endpoint_id] = await stack.enter_async_context(self._create_sink(config))
             self.metrics.up["sink"].set(0 if self.health.down() else 1)
             source = await stack.enter_async_context(self._create_source(self.route.source))
             self._source = source
@@ -151,19 +151,25 @@ class Pipeline:
             window = self._window = _Window(self.route.inflight)
             if self._stopping.is_set():
                 window.close()
-            take_ready = getattr(source, "take_ready", None)
+            lane = RecordLane.of(self, source)
+            if lane is not None:  # Kafka to Kafka: records judged and forwarded as they came
+                items, take_ready, handle = source.handles(), source.take_ready_handles, lane.handle
+                release = lane.release
+            else:
+                items, take_ready, handle = source, getattr(source, "take_ready", None), self.handle
+                release = source.nack
             try:
-                async for envelope in source:
+                async for item in items:
                     if not await window.take():
-                        await source.nack(envelope)  # stopping: released, the broker delivers it again
+                        await release(item)  # stopping: released, the broker delivers it again
                         break
-                    batch = [envelope]
+                    batch = [item]
                     if take_ready is not None and window.free:
                         more = take_ready(min(window.free, BATCH_MAX - 1))
                         window.free -= len(more)
                         batch += more
                     # classify and hand to the sink in arrival order: sinks that batch keep that order
-                    task = asyncio.create_task(self._handle(source, batch))
+                    task = asyncio.create_task(handle(source, batch))
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
                     task.add_done_callback(functools.partial(_release, window, len(batch)))
@@ -185,35 +191,26 @@ class Pipeline:
             if pending:
                 await asyncio.wait(pending)
 
-    async def _handle(self, source: Any, batch: list[Envelope]) -> None:
+    async def handle(self, source: Any, batch: list[Envelope]) -> None:
         """One batch from source to sink: judge every message in one loop, deliver each destination's share
         with one call, settle at the source (with one call where it can), count once per batch."""
         stats, metrics = self.stats, self.metrics
         stats.inflight += len(batch)
         metrics.inflight.inc(len(batch))
         received = time.perf_counter()
-        judged: list[_Judged] = []  # one per message of the batch, in order, once judged
+        judged: list[Judged] = []  # one per message of the batch, in order, once judged
         try:
             judged = self._judge_all(batch)
             shadow = self.holder.shadow
             if shadow is not None:  # a candidate judged beside the active rules: counted, routes nothing
                 shadow.judge(self.route.source.endpoint_id,
                              [(item.envelope, item.verdict) for item in judged if item.verdict is not None])
-            # each destination's share of the batch, in arrival order, delivered concurrently
-            shares: dict[str, tuple[EndpointConfig, list[_Judged]]] = {}
-            for item in judged:
-                destination = item.decision.destination if item.decision is not None else None
-                if destination is not None:
-                    share = shares.get(destination.endpoint_id)
-                    if share is None:  # not setdefault: that would build a tuple and a list per message
-                        share = shares[destination.endpoint_id] = (destination, [])
-                    share[1].append(item)
-            await asyncio.gather(*(self._deliver_share(*share) for share in shares.values()))
-            acked = await self._settle(source, judged)
+            await self.deliver_judged(judged)
+            acked = await self.settle(source, judged)
             observe_many(metrics.end_to_end, [time.perf_counter() - received] * acked)
         except asyncio.CancelledError:
             # shutdown past the drain timeout: released (never acknowledged), so the broker delivers it again
-            await self._release(source, _unsettled(batch, judged))
+            await self.release(source, _unsettled(batch, judged))
             raise
         except Exception:
             stats.delivery_failures += 1
@@ -226,10 +223,21 @@ class Pipeline:
             stats.inflight -= len(batch)
             metrics.inflight.dec(len(batch))
 
-    async def _settle(self, source: Any, judged: list[_Judged]) -> int:
+    async def deliver_judged(self, judged: list[Judged]) -> None:
+        """Each destination's share of the batch, in arrival order, delivered concurrently."""
+        shares: dict[str, tuple[EndpointConfig, list[Judged]]] = {}
+        for item in judged:
+            destination = item.decision.destination if item.decision is not None else None
+            if destination is not None:
+                share = shares.get(destination.endpoint_id)
+                if share is None:  # not setdefault: that would build a tuple and a list per message
+                    share = shares[destination.endpoint_id] = (destination, [])
+                share[1].append(item)
+        await asyncio.gather(*(self._deliver_share(*share) for share in shares.values()))
+
+    async def settle(self, source: Any, judged: list[Judged]) -> int:
         """Acknowledge what landed, release what did not, in batch order; count each action once per batch.
         Returns how many were acknowledged."""
-        stats, metrics, route = self.stats, self.metrics, self.route
         ack_many = getattr(source, "ack_many", None)
         if ack_many is not None and all(item.delivered and item.verdict is not None for item in judged):
             # the common case: everything landed, and the source needs no outcome per message (Kafka)
@@ -249,7 +257,13 @@ class Pipeline:
                                                          and decision.destination is not None,
                                                          decision.action is Action.REJECT))
                 acked.append(item)
-        as_decided: Tally[Kind] = Tally()  # landed as decided (the common case): counted by kind
+        self.count_landed(acked, Tally())
+        return len(acked)
+
+    def count_landed(self, acked: list[Judged], as_decided: Tally[Kind]) -> None:
+        """Count where each acknowledged message landed, with `as_decided`: by kind, messages not in `acked`
+        that landed as decided (a record lane's forwarded conformant records)."""
+        stats, metrics, route = self.stats, self.metrics, self.route
         routed: Tally[tuple[str, str]] = Tally()
         dead_letters = route.nonconformant.endpoint_id if route.nonconformant is not None else None
         sent = Landing.SENT
@@ -270,37 +284,43 @@ class Pipeline:
         for (target, action), count in routed.items():
             stats.actions[action] += count
             metrics.routed[(target, action)].inc(count)
-        return len(acked)
 
-    async def _release(self, source: Any, envelopes: list[Envelope]) -> None:
+    async def release(self, source: Any, envelopes: list[Envelope]) -> None:
         """Nack what a cancelled batch had not settled; bounded, as the source may be unreachable too."""
         with contextlib.suppress(Exception, TimeoutError):
             async with asyncio.timeout(RELEASE_TIMEOUT):
                 for envelope in envelopes:
                     await source.nack(envelope)
 
-    def _judge_all(self, batch: list[Envelope]) -> list[_Judged]:
+    def _judge_all(self, batch: list[Envelope]) -> list[Judged]:
         """Classify and decide every message of a batch; a message whose judging raised (a bug) is left
         undecided and released. Counted once per batch."""
+        clock = time.perf_counter
+        started = clock()
+        durations: list[float] = []
+        try:  # the whole batch in one call: Kafka messages by the native core, the rest by the Python judge
+            verdicts: list[Verdict | None] = self.holder.native.judge(batch)  # type: ignore[assignment]
+            durations = [(clock() - started) / len(batch)] * len(batch) if batch else []
+        except Exception:  # a bug in the batch call: each message is judged alone below, and only its own fails
+            log.exception("route %s: the batch could not be judged at once", self.route.source.endpoint_id)
+            verdicts = [None] * len(batch)
+        return self.decide_all(batch, verdicts, durations)
+
+    def decide_all(self, batch: list[Envelope], verdicts: list[Verdict | None],
+                   durations: list[float]) -> list[Judged]:
+        """Decide every message of a batch by its verdict (None: judged here by the Python judge), count the
+        verdicts and their judging `durations` once per batch."""
         stats, metrics, route = self.stats, self.metrics, self.route
         classify = self.holder.ruleset.classify
-        decisions = self._decisions
+        decisions = self.decisions
         clock = time.perf_counter
         dead_lettered = self._dead_lettered
-        judged: list[_Judged] = []
-        durations: list[float] = []
+        judged: list[Judged] = []
         # counted by enum member (a member hashes as its text, where `.value` is a Python property call) and
         # named by text once per batch below
         kinds: Tally[Kind] = Tally()
         named: Tally[tuple[str, str, Kind]] = Tally()
         rules: Tally[Rule] = Tally()
-        started = clock()
-        try:  # the whole batch in one call: Kafka messages by the native core, the rest by the Python judge
-            verdicts: list[Verdict | None] = self.holder.native.judge(batch)  # type: ignore[assignment]
-            durations = [(clock() - started) / len(batch)] * len(batch) if batch else []
-        except Exception:  # a bug in the batch call: each message is judged alone below, and only its own fails
-            log.exception("route %s: the batch could not be judged at once", route.source.endpoint_id)
-            verdicts = [None] * len(batch)
         for envelope, verdict in zip(batch, verdicts):
             try:
                 if verdict is None:
@@ -311,11 +331,11 @@ class Pipeline:
                 stats.delivery_failures += 1
                 failed = self._judging_failed(envelope, exc)
                 if failed is None:
-                    judged.append(_Judged(envelope))
+                    judged.append(Judged(envelope))
                     continue
                 verdict = failed
             decision = decisions[kind_of(verdict)]
-            item = _Judged(envelope, verdict, decision)
+            item = Judged(envelope, verdict, decision)
             kind = decision.kind
             kinds[kind] += 1
             named[(verdict.messagegroupid or "", verdict.messageid or "", kind)] += 1
@@ -325,6 +345,15 @@ class Pipeline:
                 item.headers = dead_letter_headers(envelope, verdict, route.source.endpoint_id)
             judged.append(item)
         observe_many(metrics.validation, durations)
+        self.count_verdicts(kinds, named)
+        for rule, count in rules.items():
+            stats.rules[rule.value] += count
+            metrics.rules[rule.value].inc(count)
+        return judged
+
+    def count_verdicts(self, kinds: Tally[Kind], named: Tally[tuple[str, str, Kind]]) -> None:
+        """Verdicts by kind, and by (group, message, kind), into the route's stats and metrics."""
+        stats, metrics = self.stats, self.metrics
         for kind, count in kinds.items():
             stats.verdicts[kind.value] += count
             metrics.verdicts[kind.value].inc(count)
@@ -332,10 +361,6 @@ class Pipeline:
             child = metrics.definitions.get((group, message, kind.value))
             if child is not None:
                 child.inc(count)
-        for rule, count in rules.items():
-            stats.rules[rule.value] += count
-            metrics.rules[rule.value].inc(count)
-        return judged
 
     def _judging_failed(self, envelope: Envelope, exc: Exception) -> Verdict | None:
         """None: release the message for another try; after JUDGE_ATTEMPTS, a `decode` verdict that says why."""
@@ -355,13 +380,13 @@ class Pipeline:
             f"xgate failed judging this message {failures} times ({type(exc).__name__}: {str(exc)[:200]}); "
             "please report it with this message"),))
 
-    async def _deliver_share(self, destination: EndpointConfig, share: list[_Judged]) -> None:
+    async def _deliver_share(self, destination: EndpointConfig, share: list[Judged]) -> None:
         """Deliver messages of one batch to their one destination: with one call when the sink can batch.
 
         A message the batched send did not confirm, or every message for a sink that cannot batch, goes
-        through `_deliver` (retries, fallback) on its own, concurrently and submitted in arrival order.
+        through `deliver` (retries, fallback) on its own, concurrently and submitted in arrival order.
         """
-        send_many = getattr(self._sinks[destination.endpoint_id], "send_many", None)
+        send_many = getattr(self.sinks[destination.endpoint_id], "send_many", None)
         pending = share
         if send_many is not None and len(share) > 1:
             protocol = destination.protocol
@@ -371,7 +396,7 @@ class Pipeline:
                 if failure is not None:
                     self.metrics.failures[(destination.endpoint_id, failure.retriable)].inc()
                     pending.append(item)
-        outcomes = await asyncio.gather(*(self._deliver(destination, item.envelope, item.headers, item.verdict)
+        outcomes = await asyncio.gather(*(self.deliver(destination, item.envelope, item.headers, item.verdict)
                                           for item in pending))
         for item, landing in zip(pending, outcomes):
             item.landing = landing
@@ -379,7 +404,7 @@ class Pipeline:
         if send_many is not None and len(share) > 1 and len(pending) < len(share):
             self.health.succeeded(destination.endpoint_id)
 
-    async def _deliver(self, destination: EndpointConfig, envelope: Envelope,
+    async def deliver(self, destination: EndpointConfig, envelope: Envelope,
                        headers: list[tuple[str, str]] | None, verdict: Verdict | None,
                        last_resort: bool = False) -> Landing:
         """Send until confirmed; retriable failures back off and retry, a permanent one is dead-lettered once.
@@ -388,7 +413,7 @@ class Pipeline:
         dead-letter destination cannot hold either is dropped, counted and logged, then acknowledged: one
         message must not hold its route forever. Any other permanent failure leaves it at the source.
         """
-        sink = self._sinks[destination.endpoint_id]
+        sink = self.sinks[destination.endpoint_id]
         message = outgoing(envelope, destination.protocol, headers)
         delays = backoff_delays()
         while True:
@@ -411,7 +436,7 @@ class Pipeline:
                     error = list(headers) if headers is not None else dead_letter_headers(
                         envelope, verdict, self.route.source.endpoint_id)
                     error.append(("xgate-error", str(exc)[:512]))
-                    landing = await self._deliver(fallback, envelope, error, verdict, last_resort=True)
+                    landing = await self.deliver(fallback, envelope, error, verdict, last_resort=True)
                     return Landing.DEAD_LETTERED if landing is Landing.SENT else landing
                 if isinstance(exc, MessageRefused):
                     self._undeliverable(destination, envelope, exc)
@@ -427,30 +452,8 @@ class Pipeline:
                     self.route.source.endpoint_id, len(envelope.body), cause, exc)
 
 
-class Landing(Enum):
-    """Where one message ended up after `_deliver`."""
-
-    SENT = "sent"  # its destination confirmed it
-    DEAD_LETTERED = "dead-lettered"  # its destination refused it for good; the dead-letter destination took it
-    DROPPED = "dropped"  # refused everywhere it could go: counted, logged and acknowledged
-    KEPT = "kept"  # not delivered: released at the source
-
-
-@dataclass(slots=True)
-class _Judged:
-    """One message of a batch on its way: what was decided, and whether its destination confirmed it."""
-
-    envelope: Envelope
-    verdict: Verdict | None = None
-    decision: Decision | None = None
-    headers: list[tuple[str, str]] | None = None
-    delivered: bool = True
-    landing: Landing = Landing.SENT
-    settled: bool = False  # acknowledged or released at the source
-
-
-def _unsettled(batch: list[Envelope], judged: list[_Judged]) -> list[Envelope]:
-    """What a failed batch must still release: all of it before it was judged, else what `_settle` had not reached."""
+def _unsettled(batch: list[Envelope], judged: list[Judged]) -> list[Envelope]:
+    """What a failed batch must still release: all of it before it was judged, else what `settle` had not reached."""
     return [item.envelope for item in judged if not item.settled] if judged else batch
 
 

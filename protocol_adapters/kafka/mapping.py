@@ -73,6 +73,23 @@ def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
     )
 
 
+def forwarded_record(record: Any, default_key: bytes | None = None,
+                     default_headers: Iterable[tuple[str, bytes]] = ()) -> OutgoingRecord:
+    """What `outgoing_record(record_envelope(record))` gives for an aiokafka ConsumerRecord forwarded as it came
+    (a Kafka to Kafka route's conformant records), without the Envelope."""
+    pairs = list(record.headers)  # the consumer gives a tuple, the batch builder wants a list
+    for _, data in pairs:
+        if data is None:
+            pairs = [(name, b"" if data is None else data) for name, data in pairs]
+            break
+    if default_headers:
+        present = {name for name, _ in pairs}
+        pairs.extend((name, value) for name, value in default_headers if name not in present)
+    value, key, timestamp = record.value, record.key, record.timestamp
+    return OutgoingRecord(b"" if value is None else value, default_key if key is None else key, pairs,
+                          timestamp if timestamp is not None and timestamp >= 0 else None)
+
+
 def _header_bytes(headers: Any) -> list[tuple[str, bytes]]:
     """Header pairs (a list or a map) as new (str, bytes) pairs."""
     return [(name, value) if name.__class__ is str and value.__class__ is bytes else (str(name), as_bytes(value))

@@ -26,7 +26,7 @@ from gateway.errors import AdapterError, adapter_failure
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
-from protocol_adapters.kafka.mapping import OutgoingRecord, outgoing_record
+from protocol_adapters.kafka.mapping import OutgoingRecord, forwarded_record, outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions, sink_options
 from protocol_adapters.kafka.partitioning import murmur2
 
@@ -80,12 +80,15 @@ class KafkaSink:
             await _stop(producer, self.options.connection.connect_timeout)
 
     async def send(self, envelope: Envelope) -> None:
+        options = self.options
+        await self._send_one(outgoing_record(envelope, options.default_key, options.default_headers))
+
+    async def _send_one(self, record: OutgoingRecord) -> None:
         if self._transaction is not None:
-            await self._send_in_transaction([envelope])
+            await self._send_in_transaction([record])
             return
         producer = self._producer or await self._connect()
         options = self.options
-        record = outgoing_record(envelope, options.default_key, options.default_headers)
         try:
             delivered = await producer.send(options.topic, record.value, key=record.key, partition=options.partition,
                                             timestamp_ms=record.timestamp_ms, headers=record.headers)
@@ -94,28 +97,41 @@ class KafkaSink:
             raise adapter_error(exc, f"produce to topic {options.topic!r}") from exc
 
     async def send_many(self, envelopes: list[Envelope]) -> list[AdapterError | None]:
-        """Produce all, then wait once per partition batch; each envelope's failure, or None, in order.
+        """Produce all, then wait once per partition batch; each envelope's failure, or None, in order."""
+        options = self.options
+        return await self._send_all([outgoing_record(e, options.default_key, options.default_headers)
+                                     for e in envelopes])
+
+    async def send_records(self, records: list[Any]) -> list[AdapterError | None]:
+        """`send_many` for aiokafka ConsumerRecords forwarded as they came (value, key, headers, timestamp):
+        what a Kafka to Kafka route does with its conformant records, no Envelope made for them."""
+        options = self.options
+        return await self._send_all([forwarded_record(r, options.default_key, options.default_headers)
+                                     for r in records])
+
+    async def _send_all(self, records: list[OutgoingRecord]) -> list[AdapterError | None]:
+        """Produce all, then wait once per partition batch; each record's failure, or None, in order.
 
         The records are grouped by the partition the producer's own partitioner would choose and handed over
         as one closed batch per partition (what a raw aiokafka pass-through does): one future per batch, not
         per record. Batches of one partition are queued in call order, so per-partition order is kept. A record
-        the producer would refuse for its size goes through `send` alone, so that it fails by itself.
+        the producer would refuse for its size goes through `_send_one` alone, so that it fails by itself.
         """
         options = self.options
         if self._transaction is not None:
-            await self._send_in_transaction(envelopes)
-            return [None] * len(envelopes)
+            await self._send_in_transaction(records)
+            return [None] * len(records)
         try:
             producer = self._producer or await self._connect()
             partitions = sorted(await producer.partitions_for(options.topic))
         except AdapterError as exc:
-            return [exc] * len(envelopes)
+            return [exc] * len(records)
         except (TimeoutError, KafkaError, OSError) as exc:
-            return [adapter_error(exc, f"produce to topic {options.topic!r}")] * len(envelopes)
+            return [adapter_error(exc, f"produce to topic {options.topic!r}")] * len(records)
         plan = _BatchPlan(producer, options, partitions)
-        for index, envelope in enumerate(envelopes):
-            plan.add(index, outgoing_record(envelope, options.default_key, options.default_headers))
-        failures: list[AdapterError | None] = [None] * len(envelopes)
+        for index, record in enumerate(records):
+            plan.add(index, record)
+        failures: list[AdapterError | None] = [None] * len(records)
         waits: list[tuple[list[int], Any]] = []
         for partition, batch, indexes in plan.batches():
             try:
@@ -126,7 +142,7 @@ class KafkaSink:
                     failures[index] = refused
         for index in plan.alone:  # too large for a batch: refused (or sent) on its own
             try:
-                await self.send(envelopes[index])
+                await self._send_one(records[index])
             except AdapterError as exc:
                 failures[index] = exc
         outcomes = await asyncio.gather(*(wait for _, wait in waits), return_exceptions=True)
@@ -139,15 +155,13 @@ class KafkaSink:
                     failures[index] = failed
         return failures
 
-    async def _send_in_transaction(self, envelopes: list[Envelope]) -> None:
+    async def _send_in_transaction(self, outgoing: list[OutgoingRecord]) -> None:
         """Into the route's open transaction; a failure there aborts it and the source reads the records again."""
         assert self._transaction is not None
         options = self.options
-        records: list[tuple[bytes | None, dict[str, Any]]] = []
-        for envelope in envelopes:
-            record = outgoing_record(envelope, options.default_key, options.default_headers)
-            records.append((record.value, {"key": record.key, "partition": options.partition,
-                                           "timestamp_ms": record.timestamp_ms, "headers": record.headers}))
+        records = [(record.value, {"key": record.key, "partition": options.partition,
+                                   "timestamp_ms": record.timestamp_ms, "headers": record.headers})
+                   for record in outgoing]
         try:
             await self._transaction.send(options.topic, records)
         except (TimeoutError, KafkaError, OSError) as exc:  # the transaction could not even start

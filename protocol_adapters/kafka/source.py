@@ -76,6 +76,10 @@ class _Partition:
 
 
 class KafkaSource:
+    # its records may be judged and forwarded as they came (gateway/runtime/record_lane.py): acknowledged by
+    # their (TopicPartition, record) handles, no Envelope made for them
+    forwards_records = True
+
     def __init__(self, options: KafkaSourceOptions) -> None:
         self.options = options
         self._consumer: Any = None
@@ -156,12 +160,17 @@ class KafkaSource:
         return record_envelope(handle[1], self.options.endpoint_id, handle)
 
     async def __aiter__(self) -> AsyncIterator[Envelope]:
-        ready = self._ready
         envelope = self.envelope
+        async for handle in self.handles():
+            yield envelope(handle)
+
+    async def handles(self) -> AsyncIterator[tuple[Any, Any]]:
+        """Each record as its (TopicPartition, record) handle, fetching (with backoff) as needed, until stopped."""
+        ready = self._ready
         backoff = 0.0
         while True:
             while ready:
-                yield envelope(ready.popleft())
+                yield ready.popleft()
             consumer = self._consumer
             if consumer is None or self._stopping.is_set():
                 return
@@ -182,6 +191,14 @@ class KafkaSource:
         take = ready.popleft
         return [envelope(take()) for _ in range(min(limit, len(ready)))]
 
+    def take_ready_handles(self, limit: int) -> list[tuple[Any, Any]]:
+        """`take_ready` as handles (gateway/runtime/record_lane.py)."""
+        if self._stopping.is_set():
+            return []
+        ready = self._ready
+        take = ready.popleft
+        return [take() for _ in range(min(limit, len(ready)))]
+
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
         self._acknowledge(envelope)
         self._acked.set()
@@ -193,8 +210,18 @@ class KafkaSource:
             acknowledge(envelope)
         self._acked.set()
 
+    async def ack_handles(self, handles: list[tuple[Any, Any]]) -> None:
+        """`ack_many` by the records' handles."""
+        acknowledge = self._acknowledge_handle
+        for handle in handles:
+            acknowledge(handle)
+        self._acked.set()
+
     def _acknowledge(self, envelope: Envelope) -> None:
-        tp, record = envelope.ack[0], envelope.ack[1]  # a transactional source's handle carries an epoch too
+        self._acknowledge_handle(envelope.ack)
+
+    def _acknowledge_handle(self, handle: tuple[Any, ...]) -> None:
+        tp, record = handle[0], handle[1]  # a transactional source's handle carries an epoch too
         part = self._parts.get(tp)
         if part is not None and part.ack(record.offset):
             self._acks_since_commit += 1

@@ -29,6 +29,9 @@ from protocol_adapters.kafka.source import KafkaSource, _Partition
 
 
 class TransactionalKafkaSource(KafkaSource):
+    # its acknowledgements settle transactions (by Envelope): records go through the general pipeline
+    forwards_records = False
+
     def __init__(self, options: KafkaSourceOptions) -> None:
         super().__init__(options)
         assert options.transactional_id is not None

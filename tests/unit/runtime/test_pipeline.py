@@ -400,7 +400,7 @@ def test_an_acknowledgement_that_fails_mid_batch_releases_only_the_messages_afte
     pipeline = Pipeline(route, Holder(), RouteStats("in"), GatewayMetrics().route("in", []),
                         memory.create_source, memory.create_sink)
     source = Source()
-    asyncio.run(pipeline._handle(source, [message("ok", n) for n in range(6)]))
+    asyncio.run(pipeline.handle(source, [message("ok", n) for n in range(6)]))
     assert source.acked == [b"k0", b"k1"]
     assert source.nacked == [b"k3", b"k4", b"k5"]
     assert pipeline.stats.delivery_failures == 1 and pipeline.stats.inflight == 0
