@@ -125,7 +125,7 @@ class EndpointSettings:
 
 @dataclass(frozen=True, slots=True)
 class RuntimeSettings:
-    inflight: int = 5000
+    inflight: int = 1000
     drain_timeout: float = 30.0
     summary_interval: float = 0.0
     metrics_address: str = "127.0.0.1:9464"
