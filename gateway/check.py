@@ -52,7 +52,7 @@ def read_record(ruleset: Ruleset, record: object, endpoint: str | None = None) -
 
 def judge_record(ruleset: Ruleset, record: object, endpoint: str | None = None) -> Verdict:
     read = read_record(ruleset, record, endpoint)
-    return read if read.__class__ is Verdict else ruleset.classify(read)  # type: ignore[return-value,arg-type]
+    return read if read.__class__ is Verdict else ruleset.classify(read)  # type: ignore[arg-type]
 
 
 def read_line(ruleset: Ruleset, line: str, endpoint: str | None = None) -> Envelope | Verdict:
@@ -69,7 +69,7 @@ def read_line(ruleset: Ruleset, line: str, endpoint: str | None = None) -> Envel
 def judge_line(ruleset: Ruleset, line: str, endpoint: str | None = None) -> Verdict:
     """The verdict of one line; a line that is not a recorded message is a `decode` verdict."""
     read = read_line(ruleset, line, endpoint)
-    return read if read.__class__ is Verdict else ruleset.classify(read)  # type: ignore[return-value,arg-type]
+    return read if read.__class__ is Verdict else ruleset.classify(read)  # type: ignore[arg-type]
 
 
 def judge_lines(ruleset: Ruleset, lines: Iterable[str], endpoint: str | None = None) -> Iterator[Verdict]:
@@ -208,7 +208,7 @@ def check_stream(ruleset: Ruleset, source: IO[str], out: ByteSink | None, summar
     judge = NativeJudge(ruleset)
     raw = getattr(source, "buffer", None)
     checker = native_checker(judge, endpoint) if raw is not None else None
-    if checker is None:
+    if raw is None or checker is None:
         _check_text(judge, source, out, summary, endpoint, tick)
         return
     rest = b""
@@ -241,14 +241,14 @@ def _judge_handed_back(judge: NativeJudge, segments: list[bytes], deferred: list
         return segments[0] if write else b""
     texts = [line.decode("utf-8", "surrogateescape") for line in deferred]
     read = [None if text.isspace() else read_line(judge.ruleset, text, endpoint) for text in texts]
-    judged = iter(judge.judge([item for item in read if item is not None and item.__class__ is not Verdict]))
+    judged = iter(judge.judge([item for item in read if isinstance(item, Envelope)]))
     pieces = [segments[0]]
     for item, after in zip(read, segments[1:]):
         if item is not None:
-            verdict = item if item.__class__ is Verdict else next(judged)
-            summary.add(verdict)  # type: ignore[arg-type]
+            verdict = item if isinstance(item, Verdict) else next(judged)
+            summary.add(verdict)
             if write:
-                pieces.append(verdict_line(verdict))  # type: ignore[arg-type]
+                pieces.append(verdict_line(verdict))
         pieces.append(after)
     return b"".join(pieces) if write else b""
 
@@ -266,9 +266,9 @@ def _check_text(judge: NativeJudge, source: IO[str], out: ByteSink | None, summa
         written: list[bytes] = []
         for item in read:
             verdict = item if item.__class__ is Verdict else next(judged)
-            summary.add(verdict)  # type: ignore[arg-type]
+            summary.add(verdict)
             if out is not None:
-                written.append(verdict_line(verdict))  # type: ignore[arg-type]
+                written.append(verdict_line(verdict))
         if out is not None:
             out.write(b"".join(written))
         if tick is not None:

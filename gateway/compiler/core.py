@@ -21,7 +21,9 @@ from gateway.verdict import Outcome, Rule, Verdict, Violation
 try:  # the extension is built by `make install`; a checkout without it still judges, in Python
     import xgate_core
 except ImportError:  # pragma: no cover - exercised where the extension is absent
-    xgate_core = None
+    xgate_core = None  # type: ignore[assignment]
+
+__all__ = ["RULES", "NativeJudge", "kafka_record", "native_available", "xgate_core"]
 
 # native/src/verdict.rs numbers the rules in gateway/verdict.py's order
 RULES = tuple(Rule)

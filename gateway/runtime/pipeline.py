@@ -35,7 +35,7 @@ from gateway.runtime.health import DestinationHealth
 from gateway.runtime.judged import Judged, Landing
 from gateway.runtime.record_lane import RecordLane
 from gateway.runtime.remap import dead_letter_headers, outgoing
-from gateway.runtime.router import Action, Decision, Kind, decide_kind, kind_of
+from gateway.runtime.router import Action, Kind, decide_kind, kind_of
 from gateway.runtime.routes import Route
 from gateway.runtime.shadow import ShadowJudge
 from gateway.runtime.stats import RouteStats
@@ -152,6 +152,8 @@ class Pipeline:
             if self._stopping.is_set():
                 window.close()
             lane = RecordLane.of(self, source)
+            items: Any
+            handle: Callable[[Any, list[Any]], Any]
             if lane is not None:  # Kafka to Kafka: records judged and forwarded as they came
                 items, take_ready, handle = source.handles(), source.take_ready_handles, lane.handle
                 release = lane.release

@@ -159,9 +159,9 @@ class KafkaSink:
         """Into the route's open transaction; a failure there aborts it and the source reads the records again."""
         assert self._transaction is not None
         options = self.options
-        records = [(record.value, {"key": record.key, "partition": options.partition,
-                                   "timestamp_ms": record.timestamp_ms, "headers": record.headers})
-                   for record in outgoing]
+        records: list[tuple[bytes | None, dict[str, Any]]] = [
+            (record.value, {"key": record.key, "partition": options.partition, "timestamp_ms": record.timestamp_ms,
+                            "headers": record.headers}) for record in outgoing]
         try:
             await self._transaction.send(options.topic, records)
         except (TimeoutError, KafkaError, OSError) as exc:  # the transaction could not even start

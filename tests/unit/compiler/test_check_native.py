@@ -75,7 +75,7 @@ def _both(ruleset: Ruleset, data: bytes, endpoint: str | None = None) -> tuple[b
 def _handed_back(ruleset: Ruleset, data: bytes, endpoint: str | None = None) -> tuple[int, int]:
     """(lines judged by the checker itself, lines it handed back) for one chunk."""
     checker = native_checker(NativeJudge(ruleset), endpoint)
-    segments, deferred, counts = checker.check(data, True)
+    _, deferred, counts = checker.check(data, True)
     conformant, nonconformant, unmatched, _ = counts
     return sum(conformant) + sum(nonconformant) + unmatched, len(deferred)
 

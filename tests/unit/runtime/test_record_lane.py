@@ -8,7 +8,7 @@ import asyncio
 import json
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -47,7 +47,7 @@ class Source:
         self.released: list[int] = []
         self.stopping = asyncio.Event()
 
-    async def __aenter__(self) -> Source:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -87,7 +87,7 @@ class Sink:
         self.by_records = 0
         self.refuse = refuse
 
-    async def __aenter__(self) -> Sink:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
