@@ -1,4 +1,8 @@
-"""Judge and route Kafka records on the executors: the hot path's classify, decide and remap, in mapInArrow.
+"""Judge and route Kafka records on the executors: the hot path's judging, decide and remap, in mapInArrow.
+
+Each Arrow batch's records go to the native core in one call per endpoint (gateway/compiler/core.py), as
+`xgate run` hands them over; a conformant record's output is built from its columns (no Envelope), the
+others take the general remap with their `xgate-*` headers.
 
 Input: the Kafka source's columns plus `endpoint` (the route's source endpoint id).
 Output: the input columns, the verdict columns of `gateway.spark.validate`, and
@@ -15,13 +19,14 @@ from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from gateway.compiler.core import NativeJudge
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, decide
 from gateway.runtime.routes import Route
 from gateway.spark.headers import header_pairs, headers_array
-from gateway.spark.shipping import RegistryBundle, ruleset_for
+from gateway.spark.shipping import RegistryBundle, native_judge_for
 from gateway.spark.validate import RESULT_COLUMNS, verdict_columns
-from protocol_adapters.kafka.mapping import kafka_envelope, outgoing_record
+from protocol_adapters.kafka.mapping import forwarded, kafka_envelope, outgoing_record
 from protocol_adapters.kafka.options import Connection, sink_options
 
 if TYPE_CHECKING:
@@ -65,7 +70,9 @@ def routing_table(routes: list[Route]) -> RoutingTable:
 
 
 def _millis(value: datetime | None) -> int | None:
-    return None if value is None else int(value.timestamp() * 1000)
+    """Milliseconds since the epoch, None before it (as a Kafka Envelope holds a timestamp)."""
+    millis = None if value is None else int(value.timestamp() * 1000)
+    return millis if millis is not None and millis >= 0 else None
 
 
 def route_batches(bundle: RegistryBundle, table: RoutingTable,
@@ -73,29 +80,43 @@ def route_batches(bundle: RegistryBundle, table: RoutingTable,
     """The mapInArrow function: Kafka rows in, rows with verdict and routing columns out."""
     import pyarrow as pa
 
-    ruleset = ruleset_for(bundle)
+    judge = native_judge_for(bundle)
     routes = dict(table.routes)
     destinations = dict(table.destinations)
     for batch in batches:
         data = {name: batch.column(name).to_pylist() for name in
                 ("key", "value", "topic", "partition", "offset", "timestamp", "endpoint")}
+        rows = list(zip(data["key"], data["value"], data["topic"], data["partition"], data["offset"],
+                        [_millis(t) for t in data["timestamp"]], header_pairs(batch.column("headers")),
+                        data["endpoint"], strict=True))
+        outcomes = _judged(judge, rows)
         results: list[tuple[Any, ...]] = []
-        for key, value, topic, partition, offset, timestamp, headers, endpoint in zip(
-                data["key"], data["value"], data["topic"], data["partition"], data["offset"], data["timestamp"],
-                header_pairs(batch.column("headers")), data["endpoint"], strict=True):
-            envelope = kafka_envelope(topic, partition, offset, key, value, headers or (), _millis(timestamp),
-                                      endpoint)
-            verdict = ruleset.classify(envelope)
+        conformant_columns: dict[int, tuple[Any, ...]] = {}  # one verdict's columns per definition
+        for (key, value, topic, partition, offset, timestamp, headers, endpoint), outcome in zip(rows, outcomes):
+            envelope = None
+            if outcome.__class__ is int:
+                verdict = judge.conformant[outcome]
+                judged = conformant_columns.get(outcome)
+                if judged is None:
+                    judged = conformant_columns[outcome] = verdict_columns(verdict)
+            else:
+                envelope = kafka_envelope(topic, partition, offset, key, value, headers or (), timestamp, endpoint)
+                verdict = judge.verdict(outcome, envelope)  # type: ignore[assignment]  # given an envelope: a Verdict
+                judged = verdict_columns(verdict)
             decision = decide(routes[endpoint], verdict)
-            judged = verdict_columns(verdict)
             target = decision.destination
             if target is None:
                 results.append((*judged, decision.action.value, None, None, None, None, None, None))
                 continue
-            extra = dead_letter_headers(envelope, verdict, endpoint) if decision.action is Action.DEAD_LETTER else None
             destination = destinations[target.endpoint_id]
-            record = outgoing_record(outgoing(envelope, "KAFKA", extra), destination.default_key,
-                                     destination.default_headers)
+            if envelope is None:  # conformant, Kafka to Kafka: the record as it came
+                record = forwarded(key, value, headers or (), timestamp, destination.default_key,
+                                   destination.default_headers)
+            else:
+                extra = dead_letter_headers(envelope, verdict, endpoint) if decision.action is Action.DEAD_LETTER \
+                    else None
+                record = outgoing_record(outgoing(envelope, "KAFKA", extra), destination.default_key,
+                                         destination.default_headers)
             results.append((*judged, decision.action.value, target.endpoint_id, destination.topic,
                             destination.partition, record.key, record.value, record.headers))
         columns = list(batch.columns)
@@ -107,6 +128,23 @@ def route_batches(bundle: RegistryBundle, table: RoutingTable,
         columns.append(headers_array(r[-1] for r in results))
         names.append(ROUTE_COLUMNS[-1])
         yield pa.RecordBatch.from_arrays(columns, names=names)
+
+
+def _judged(judge: NativeJudge, rows: list[tuple[Any, ...]]) -> list[Any]:
+    """Each row's raw result from the core (lib.rs: a definition's number, or a failure to make a Verdict of),
+    the rows of each endpoint in one call; None for a row the Python judge decides."""
+    outcomes: list[Any] = [None] * len(rows)
+    by_endpoint: dict[str | None, list[int]] = {}
+    for number, row in enumerate(rows):
+        by_endpoint.setdefault(row[7], []).append(number)
+    for endpoint, numbers in by_endpoint.items():
+        position = judge.endpoint_position(endpoint)
+        if position is None:
+            continue
+        records = [(rows[n][2], rows[n][3], rows[n][0], rows[n][6] or [], rows[n][1], rows[n][5]) for n in numbers]
+        for number, outcome in zip(numbers, judge.judge_records(position, records), strict=True):
+            outcomes[number] = outcome
+    return outcomes
 
 
 def route_frame(df: DataFrame, bundle: RegistryBundle, table: RoutingTable) -> DataFrame:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.compiler import Ruleset, compile_registry
+from gateway.compiler.core import NativeJudge
 from gateway.loader import Snapshot, load_snapshot
 
 # bytes shipped beside the documents (schemas referenced by path, ...) stop at this total
@@ -92,6 +93,7 @@ def bundle_from_paths(paths: list[str | Path]) -> tuple[Snapshot, RegistryBundle
 
 
 _rulesets: dict[str, Ruleset] = {}
+_judges: dict[str, NativeJudge] = {}
 _directories: dict[str, str] = {}
 _lock = threading.Lock()
 
@@ -121,6 +123,17 @@ def materialize(bundle: RegistryBundle) -> Path:
         return directory
 
 
+def native_judge_for(bundle: RegistryBundle) -> NativeJudge:
+    """`bundle`'s ruleset with its native core (gateway/compiler/core.py), built once per digest in this
+    process; without the core installed here it judges in Python (its `available` is False)."""
+    cached = _judges.get(bundle.digest)
+    if cached is not None:
+        return cached
+    judge = NativeJudge(ruleset_for(bundle))
+    with _lock:
+        return _judges.setdefault(bundle.digest, judge)
+
+
 def ruleset_for(bundle: RegistryBundle) -> Ruleset:
     """The compiled Ruleset of `bundle`, compiled at most once per digest in this process."""
     cached = _rulesets.get(bundle.digest)
@@ -133,4 +146,5 @@ def ruleset_for(bundle: RegistryBundle) -> Ruleset:
         return _rulesets.setdefault(bundle.digest, ruleset)
 
 
-__all__ = ["RegistryBundle", "bundle_from_paths", "bundle_from_snapshot", "materialize", "ruleset_for"]
+__all__ = ["RegistryBundle", "bundle_from_paths", "bundle_from_snapshot", "materialize", "native_judge_for",
+           "ruleset_for"]

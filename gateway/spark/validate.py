@@ -1,4 +1,6 @@
-"""Judge a DataFrame of recorded messages on the executors with mapInArrow over the shared compiler."""
+"""Judge a DataFrame of recorded messages on the executors with mapInArrow over the shared compiler: each Arrow
+batch's Kafka messages by the native core in one call per endpoint (gateway/compiler/core.py), the rest by
+the Python judge, with `xgate check`'s verdicts."""
 
 from __future__ import annotations
 
@@ -7,9 +9,10 @@ from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gateway.check import judge_line, unreadable
+from gateway.check import read_line, unreadable
 from gateway.compiler import Ruleset
-from gateway.spark.shipping import RegistryBundle, ruleset_for
+from gateway.envelope import Envelope
+from gateway.spark.shipping import RegistryBundle, native_judge_for
 from gateway.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -19,13 +22,13 @@ if TYPE_CHECKING:
 RESULT_COLUMNS = ("verdict", "messagegroupid", "messageid", "violations", "events")
 
 
-def judge_text(ruleset: Ruleset, text: str | None, endpoint: str | None = None) -> Verdict:
-    """The verdict `xgate check` gives one line of recorded-messages text (`None` and blank are unreadable)."""
+def read_text(ruleset: Ruleset, text: str | None, endpoint: str | None = None) -> Envelope | Verdict:
+    """One line's Envelope, or the verdict of a line that is not a recorded message (`None` and blank too)."""
     if text is None:
         return unreadable("record is null", None)
     if not text.strip():
         return unreadable("record is blank", text)
-    return judge_line(ruleset, text, endpoint)
+    return read_line(ruleset, text, endpoint)
 
 
 def verdict_columns(verdict: Verdict) -> tuple[str, str | None, str | None, str, str | None]:
@@ -51,10 +54,13 @@ def judge_batches(bundle: RegistryBundle, endpoint: str | None,
     """The mapInArrow function: input columns pass through, the five result columns are appended."""
     import pyarrow as pa
 
-    ruleset = ruleset_for(bundle)
+    judge = native_judge_for(bundle)
+    ruleset = judge.ruleset
     for batch in batches:
-        records = batch.column(batch.schema.get_field_index("record")).to_pylist()
-        results = [verdict_columns(judge_text(ruleset, text, endpoint)) for text in records]
+        texts = batch.column(batch.schema.get_field_index("record")).to_pylist()
+        read = [read_text(ruleset, text, endpoint) for text in texts]
+        judged = iter(judge.judge([item for item in read if isinstance(item, Envelope)]))
+        results = [verdict_columns(item if isinstance(item, Verdict) else next(judged)) for item in read]
         columns = list(batch.columns)
         names = list(batch.schema.names)
         for position, name in enumerate(RESULT_COLUMNS):

@@ -77,7 +77,14 @@ def forwarded_record(record: Any, default_key: bytes | None = None,
                      default_headers: Iterable[tuple[str, bytes]] = ()) -> OutgoingRecord:
     """What `outgoing_record(record_envelope(record))` gives for an aiokafka ConsumerRecord forwarded as it came
     (a Kafka to Kafka route's conformant records), without the Envelope."""
-    pairs = list(record.headers)  # the consumer gives a tuple, the batch builder wants a list
+    return forwarded(record.key, record.value, record.headers, record.timestamp, default_key, default_headers)
+
+
+def forwarded(key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, bytes | None]],
+              timestamp_ms: int | None, default_key: bytes | None = None,
+              default_headers: Iterable[tuple[str, bytes]] = ()) -> OutgoingRecord:
+    """`forwarded_record` of a Kafka record given field by field (a Spark row)."""
+    pairs = list(headers)  # a consumer gives a tuple, the batch builder wants a list
     for _, data in pairs:
         if data is None:
             pairs = [(name, b"" if data is None else data) for name, data in pairs]
@@ -85,9 +92,9 @@ def forwarded_record(record: Any, default_key: bytes | None = None,
     if default_headers:
         present = {name for name, _ in pairs}
         pairs.extend((name, value) for name, value in default_headers if name not in present)
-    value, key, timestamp = record.value, record.key, record.timestamp
-    return OutgoingRecord(b"" if value is None else value, default_key if key is None else key, pairs,
-                          timestamp if timestamp is not None and timestamp >= 0 else None)
+    return OutgoingRecord(b"" if value is None else value, default_key if key is None else key,
+                          pairs,  # type: ignore[arg-type]  # no None left in them
+                          timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None)
 
 
 def _header_bytes(headers: Any) -> list[tuple[str, bytes]]:
