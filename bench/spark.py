@@ -11,11 +11,14 @@ Batch candidates (over one cached DataFrame of recorded lines):
   spark-validate validate_frame (mapInArrow over the shared compiler), the `xgate spark --batch` path
 Streaming candidates (Apache Kafka, deploy/brokers/kafka.sh; skipped with --no-kafka), on one preloaded topic:
   kafka-read     Spark's Kafka connector (`format("kafka")`) alone: micro-batches counted, nothing else
+  kafka-copy     Spark's own Kafka to Kafka copy, no judging: key, value and headers written to another topic
+                 by the connector, in the same micro-batches (issue 31's baseline for the runner)
   kafka-runner   the whole runner: read, judge, route to Kafka topics, Parquet audit
   xgate-run      `xgate run` (one process) on the same route with a fresh consumer group: timed from its first
                  routed message to the last (its startup and group join left out), rate over the rest
 Results go to bench/results/spark.json and a table on stdout; every figure is also a ratio to `check`, and
-the runner's rate is put beside `xgate run`'s (target: 1.5x).
+the runner's rate is put beside `xgate run`'s (target: 1.5x) and beside Spark's own copy (target: 0.8x,
+issue 31).
 """
 
 from __future__ import annotations
@@ -147,6 +150,18 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
         query.awaitTermination()
         assert sum(counted) == len(records), f"read {sum(counted)} of {len(records)}"
 
+    def kafka_copy() -> None:
+        index = next(rounds)
+        query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", BOOTSTRAP)
+                 .option("subscribe", topic).option("startingOffsets", "earliest").option("includeHeaders", "true")
+                 .option("maxOffsetsPerTrigger", str(BATCH_ROWS)).load()
+                 .selectExpr("key", "value", "headers")
+                 .writeStream.format("kafka").option("kafka.bootstrap.servers", BOOTSTRAP)
+                 .option("topic", f"{topic}.copy-{index}")
+                 .option("checkpointLocation", str(work / f"copy-{index}"))
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+
     def kafka_runner() -> None:
         index = next(rounds)
         writer = BatchWriter(plan, str(work / f"audit-{index}"), out=open(os.devnull, "w"))
@@ -170,7 +185,7 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
         (folder / "gateway.yaml").write_text(yaml.safe_dump(fresh), "utf-8")
         return timed_gateway(folder, len(records))
 
-    return {"kafka-read": kafka_read, "kafka-runner": kafka_runner, "xgate-run": xgate_run}
+    return {"kafka-read": kafka_read, "kafka-copy": kafka_copy, "kafka-runner": kafka_runner, "xgate-run": xgate_run}
 
 
 def routed_total(port: int) -> float:
@@ -280,6 +295,15 @@ def main() -> int:
         result["runner_over_xgate_run"] = ratio
         save("spark", result)
         print(f"streaming runner over `xgate run` (one process): {ratio:.2f}x (target 1.5x)")
+    if "kafka-copy" in timings:
+        # per round (same round, same records), then the median and range
+        over_copy = [timings["kafka-copy"][r] / t for r, t in enumerate(timings["kafka-runner"])]
+        result["runner_over_copy"] = statistics.median(over_copy)
+        result["runner_over_copy_range"] = [min(over_copy), max(over_copy)]
+        save("spark", result)
+        met = "met" if result["runner_over_copy"] >= 0.8 else "NOT met"
+        print(f"streaming runner over Spark's own Kafka copy: {result['runner_over_copy']:.2f}x "
+              f"[{min(over_copy):.2f}-{max(over_copy):.2f}] (target >= 0.8, issue 31): {met}")
     return 0
 
 
