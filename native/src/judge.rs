@@ -3,12 +3,13 @@
 //! closest candidate and its violations (CONFORMANCE.md section 6).
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use crate::event::{parse_structured, read_binary, read_structured, read_structured_tape, structured_mode, Event, Record};
 use crate::payload::{Draft, JsonSchema};
-use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, PLAN_VERSION};
+use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, SchemaPlan, PLAN_VERSION};
 use crate::pyrepr::{repr_str, truncate_str, Actual};
 use crate::tape::{self, Doc};
 use crate::rules::{cloudevents_rules, content_types_agree, not_utf8, read_option, Found, Payload, ValueCheck};
@@ -62,7 +63,7 @@ struct Endpoint {
 
 pub struct Core {
     limits: Limits,
-    schemas: Vec<Option<JsonSchema>>,
+    schemas: Vec<LazySchema>,
     definitions: Vec<Definition>,
     endpoints: Vec<Endpoint>,
     /// endpoint id -> its position
@@ -75,10 +76,8 @@ impl Core {
             return Err(format!("plan version {} is not {PLAN_VERSION}: rebuild the native core (make install)",
                                plan.version));
         }
-        let schemas: Vec<Option<JsonSchema>> = plan.schemas.iter()
-            .map(|s| Draft::from_name(&s.draft).and_then(|d| JsonSchema::compile(&s.schema, d).ok()))
-            .collect();
-        let definitions = plan.definitions.iter().map(|d| definition(d, &schemas)).collect::<Vec<_>>();
+        let definitions = plan.definitions.iter().map(|d| definition(d, plan.schemas.len())).collect::<Vec<_>>();
+        let schemas = plan.schemas.into_iter().map(|plan| LazySchema { plan, compiled: OnceLock::new() }).collect();
         let endpoint_ids = plan.endpoints.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         let endpoints = plan.endpoints.into_iter().map(|e| endpoint(e, &definitions)).collect();
         Ok(Core { limits: plan.limits, schemas, definitions, endpoints, endpoint_ids })
@@ -117,7 +116,7 @@ impl Core {
             Some(read_binary(record, content_type))
         };
         let candidates = self.candidates(index, event.as_ref(), record);
-        if candidates.iter().any(|&d| !self.definitions[d].native) {
+        if candidates.iter().any(|&d| !self.definitions[d].native || !self.schemas_compile(d)) {
             return Outcome::Defer;
         }
         let message = Message { record, event: event.as_ref(), content_type };
@@ -128,6 +127,16 @@ impl Core {
             }
         }
         self.explain(&candidates, &message, &mut payload)
+    }
+
+    /// Whether every schema of a definition compiles here (each is compiled on its first message: a
+    /// definition nobody's traffic names costs its plan only). One the crate refuses leaves the definition's
+    /// messages to the Python judge.
+    fn schemas_compile(&self, d: usize) -> bool {
+        self.definitions[d].rules.iter().all(|rule| match rule {
+            CompiledRule::Payload { schema, .. } => self.schemas[*schema].get().is_some(),
+            _ => true,
+        })
     }
 
     /// ruleset.py `_Index.candidates`: the fixed hits and the floating definitions whose discriminator fits.
@@ -274,7 +283,7 @@ impl Core {
                 }
             }
             CompiledRule::Payload { schema, cloudevents } => {
-                let validator = self.schemas[*schema].as_ref().expect("a definition with no schema is not native");
+                let validator = self.schemas[*schema].get().expect("a definition whose schema fails is deferred");
                 payload.check(*schema, validator, message.event, *cloudevents)
             }
         }
@@ -339,7 +348,21 @@ fn unknown(event: Option<&Event>) -> Violation {
     }
 }
 
-fn definition(plan: &DefinitionPlan, schemas: &[Option<JsonSchema>]) -> Definition {
+/// One payload schema of the plan, compiled on first use.
+struct LazySchema {
+    plan: SchemaPlan,
+    compiled: OnceLock<Option<JsonSchema>>,
+}
+
+impl LazySchema {
+    fn get(&self) -> Option<&JsonSchema> {
+        self.compiled.get_or_init(|| {
+            Draft::from_name(&self.plan.draft).and_then(|d| JsonSchema::compile(&self.plan.schema, d).ok())
+        }).as_ref()
+    }
+}
+
+fn definition(plan: &DefinitionPlan, schemas: usize) -> Definition {
     let mut native = plan.native;
     let mut rules = Vec::with_capacity(plan.rules.len());
     for rule in &plan.rules {
@@ -352,8 +375,8 @@ fn definition(plan: &DefinitionPlan, schemas: &[Option<JsonSchema>]) -> Definiti
                 .map(|check| CompiledRule::Option { field: *field, header: header.clone(), text: *text, check }),
             RulePlan::ContentType { path, wanted, shown, cloudevents } => Some(CompiledRule::ContentType {
                 path: path.clone(), wanted: wanted.clone(), shown: shown.clone(), cloudevents: *cloudevents }),
-            RulePlan::Payload { schema, cloudevents } => schemas.get(*schema).and_then(|s| s.as_ref())
-                .map(|_| CompiledRule::Payload { schema: *schema, cloudevents: *cloudevents }),
+            RulePlan::Payload { schema, cloudevents } => (*schema < schemas)
+                .then_some(CompiledRule::Payload { schema: *schema, cloudevents: *cloudevents }),
         };
         match compiled {
             Some(rule) => rules.push(rule),
