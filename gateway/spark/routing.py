@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -69,10 +68,16 @@ def routing_table(routes: list[Route]) -> RoutingTable:
     return RoutingTable(tuple((r.source.endpoint_id, r) for r in routes), tuple(destinations.items()))
 
 
-def _millis(value: datetime | None) -> int | None:
-    """Milliseconds since the epoch, None before it (as a Kafka Envelope holds a timestamp)."""
-    millis = None if value is None else int(value.timestamp() * 1000)
-    return millis if millis is not None and millis >= 0 else None
+def _millis(column: pa.Array) -> list[int | None]:
+    """A timestamp column as milliseconds since the epoch, None before it (as a Kafka Envelope holds a
+    timestamp): read as its integer count of the column's unit, no datetime made per row."""
+    import pyarrow as pa
+
+    per_milli = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}[column.type.unit]
+    counts = column.cast(pa.int64()).to_pylist()
+    if per_milli is None:
+        return [None if v is None or v < 0 else v * 1000 for v in counts]
+    return [None if v is None or v < 0 else v // per_milli for v in counts]
 
 
 def route_batches(bundle: RegistryBundle, table: RoutingTable,
@@ -85,9 +90,9 @@ def route_batches(bundle: RegistryBundle, table: RoutingTable,
     destinations = dict(table.destinations)
     for batch in batches:
         data = {name: batch.column(name).to_pylist() for name in
-                ("key", "value", "topic", "partition", "offset", "timestamp", "endpoint")}
+                ("key", "value", "topic", "partition", "offset", "endpoint")}
         rows = list(zip(data["key"], data["value"], data["topic"], data["partition"], data["offset"],
-                        [_millis(t) for t in data["timestamp"]], header_pairs(batch.column("headers")),
+                        _millis(batch.column("timestamp")), header_pairs(batch.column("headers")),
                         data["endpoint"], strict=True))
         outcomes = _judged(judge, rows)
         results: list[tuple[Any, ...]] = []
@@ -122,10 +127,11 @@ def route_batches(bundle: RegistryBundle, table: RoutingTable,
         columns = list(batch.columns)
         names = list(batch.schema.names)
         types = [pa.string()] * (len(RESULT_COLUMNS) + 3) + [pa.int32(), pa.binary(), pa.binary()]
-        for position, (name, kind) in enumerate(zip((*RESULT_COLUMNS, *ROUTE_COLUMNS[:-1]), types, strict=True)):
-            columns.append(pa.array([r[position] for r in results], type=kind))
+        values = list(zip(*results)) if results else [()] * (len(types) + 1)  # the results column by column
+        for name, kind, column in zip((*RESULT_COLUMNS, *ROUTE_COLUMNS[:-1]), types, values, strict=False):
+            columns.append(pa.array(column, type=kind))
             names.append(name)
-        columns.append(headers_array(r[-1] for r in results))
+        columns.append(headers_array(values[-1]))
         names.append(ROUTE_COLUMNS[-1])
         yield pa.RecordBatch.from_arrays(columns, names=names)
 
@@ -134,14 +140,15 @@ def _judged(judge: NativeJudge, rows: list[tuple[Any, ...]]) -> list[Any]:
     """Each row's raw result from the core (lib.rs: a definition's number, or a failure to make a Verdict of),
     the rows of each endpoint in one call; None for a row the Python judge decides."""
     outcomes: list[Any] = [None] * len(rows)
-    by_endpoint: dict[str | None, list[int]] = {}
-    for number, row in enumerate(rows):
-        by_endpoint.setdefault(row[7], []).append(number)
-    for endpoint, numbers in by_endpoint.items():
+    by_endpoint: dict[str | None, tuple[list[int], list[tuple[Any, ...]]]] = {}
+    for number, (key, value, topic, partition, _, timestamp, headers, endpoint) in enumerate(rows):
+        numbers, records = by_endpoint.get(endpoint) or by_endpoint.setdefault(endpoint, ([], []))
+        numbers.append(number)
+        records.append((topic, partition, key, headers or [], value, timestamp))
+    for endpoint, (numbers, records) in by_endpoint.items():
         position = judge.endpoint_position(endpoint)
         if position is None:
             continue
-        records = [(rows[n][2], rows[n][3], rows[n][0], rows[n][6] or [], rows[n][1], rows[n][5]) for n in numbers]
         for number, outcome in zip(numbers, judge.judge_records(position, records), strict=True):
             outcomes[number] = outcome
     return outcomes
