@@ -13,6 +13,10 @@ the batch with one call instead of one per message; a source with `ack_many`
 (Kafka) settles a fully delivered batch with one call, and metrics are
 counted once per batch. Every message is still judged, delivered, retried
 and acknowledged on its own terms: a failure of one is handled for that one.
+
+A Kafka to Kafka route hands its batches to the record lane (record_lane.py):
+records, not Envelopes, for what conforms; this class's deciding, delivery and
+settling for the rest.
 """
 
 from __future__ import annotations
