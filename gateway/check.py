@@ -196,8 +196,13 @@ def native_checker(judge: NativeJudge, endpoint: str | None) -> Any:
             constants.append(None)
     return xgate_core.Checker(judge.core, judge.positions.get(endpoint) if endpoint is not None else None, kafka,
                               [verdict_line(verdict).decode() for verdict in judge.conformant], heads,
-                              [orjson.dumps(rule.value).decode() for rule in RULES], constants,
-                              min(len(os.sched_getaffinity(0)), 4))
+                              [orjson.dumps(rule.value).decode() for rule in RULES], constants, _threads())
+
+
+def _threads() -> int:
+    """The cores this process may run on (at most 4: a chunk of a megabyte is not worth more threads)."""
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux; elsewhere the machine's count
+    return min(len(affinity(0)) if affinity is not None else os.cpu_count() or 1, 4)
 
 
 def check_stream(ruleset: Ruleset, source: IO[str], out: ByteSink | None, summary: Summary,
