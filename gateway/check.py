@@ -139,7 +139,8 @@ class Summary:
                 lines.append(f"  {key[0]:<14} {names[key]:<{width}} {count:>8}")
         if self.by_rule:
             lines.append("violations by rule:")
-            for rule, count in self.by_rule.most_common():
+            # ties by name: the counts' order of arrival differs between the native checker and Python
+            for rule, count in sorted(self.by_rule.items(), key=lambda item: (-item[1], item[0])):
                 lines.append(f"  {rule:<14} {count:>8}")
         return "\n".join(lines)
 
