@@ -47,6 +47,12 @@ class NativeJudge:
         self.positions: dict[str, int] = {}
         self.ids: list[tuple[str, str]] = []
         self.conformant: list[Verdict] = []
+        # the Python judge's accepting pass, built now for the endpoints it judges (all of them without the
+        # core, else all but Kafka ones; ruleset.py builds it on first use otherwise): made at start-up, it is
+        # frozen with the rest of the compiled registry (gateway/runtime/heap.py)
+        for rules in ruleset.endpoints.values():
+            if rules.protocol is not None and (not self.available or rules.protocol != KAFKA):
+                rules.index_for(rules.protocol).acceptor  # noqa: B018 - built for its effect
         if not self.available:
             return
         self.plan = lower_ruleset(ruleset)

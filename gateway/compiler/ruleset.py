@@ -37,11 +37,15 @@ class _Index:
     floating: tuple[CompiledDefinition, ...]
     paths: tuple[tuple[str, Any], ...]  # (discriminator path, reader) pairs used by `fixed`
     needs_cloudevents: bool
-    # the accepting pass over this index (gateway/compiler/accepting.py), made once the index is
-    acceptor: Any = None
+    # the accepting pass over this index (gateway/compiler/accepting.py), made by the first message the
+    # Python judge classifies here: where the native core judges every message, it is never built
+    _acceptor: Any = None
 
-    def __post_init__(self) -> None:
-        self.acceptor = Acceptor(self)
+    @property
+    def acceptor(self) -> Any:
+        if self._acceptor is None:
+            self._acceptor = Acceptor(self)
+        return self._acceptor
 
     def candidates(self, view: MessageView) -> tuple[CompiledDefinition, ...]:
         found: tuple[CompiledDefinition, ...] = ()
