@@ -44,6 +44,8 @@ struct Definition {
     rank: u32,
     discriminator: Option<Discriminator>,
     rules: Vec<CompiledRule>,
+    /// the payload schemas its rules read (each compiled on first use)
+    schemas: Vec<usize>,
 }
 
 struct Index {
@@ -133,10 +135,7 @@ impl Core {
     /// definition nobody's traffic names costs its plan only). One the crate refuses leaves the definition's
     /// messages to the Python judge.
     fn schemas_compile(&self, d: usize) -> bool {
-        self.definitions[d].rules.iter().all(|rule| match rule {
-            CompiledRule::Payload { schema, .. } => self.schemas[*schema].get().is_some(),
-            _ => true,
-        })
+        self.definitions[d].schemas.iter().all(|&schema| self.schemas[schema].get().is_some())
     }
 
     /// ruleset.py `_Index.candidates`: the fixed hits and the floating definitions whose discriminator fits.
@@ -390,12 +389,16 @@ fn definition(plan: &DefinitionPlan, schemas: usize) -> Definition {
     });
     let discriminator_unknown = discriminator.as_ref().is_some_and(|d| d.template.is_none())
         && plan.discriminator.as_ref().is_some_and(|d| d.template);
+    let schemas = rules.iter()
+        .filter_map(|rule| match rule { CompiledRule::Payload { schema, .. } => Some(*schema), _ => None })
+        .collect();
     Definition {
         native: native && !discriminator_unknown,
         discriminator_unknown,
         rank: plan.rank,
         discriminator,
         rules,
+        schemas,
     }
 }
 
