@@ -35,12 +35,7 @@ def kafka_envelope(topic: str, partition: int, offset: int, key: bytes | None, v
                    headers: Iterable[tuple[str, bytes | None]], timestamp_ms: int | None, endpoint: str | None,
                    ack: Any = None) -> Envelope:
     """A Kafka record, given field by field (any client, or a Spark row), as an Envelope."""
-    pairs = list(headers)
-    for _, data in pairs:  # a null header value is rare: the pairs are copied one by one only then
-        if data is None:
-            pairs = [(name, b"" if data is None else data) for name, data in pairs]
-            break
-    fields = {"topic": topic, "partition": partition, "key": key, "headers": pairs,
+    fields = {"topic": topic, "partition": partition, "key": key, "headers": _header_list(headers),
               "timestamp": timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None}
     position = {"topic": topic, "partition": partition, "offset": offset}
     return Envelope(PROTOCOL, fields, b"" if value is None else value, endpoint, position, ack)
@@ -60,9 +55,7 @@ def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
                 break
     else:
         headers = _header_bytes(headers)
-        if default_headers:
-            present = {name for name, _ in headers}
-            headers.extend((name, value) for name, value in default_headers if name not in present)
+        _add_defaults(headers, default_headers)
     body = envelope.body
     timestamp = fields.get("timestamp")
     return OutgoingRecord(
@@ -84,17 +77,26 @@ def forwarded(key: bytes | None, value: bytes | None, headers: Iterable[tuple[st
               timestamp_ms: int | None, default_key: bytes | None = None,
               default_headers: Iterable[tuple[str, bytes]] = ()) -> OutgoingRecord:
     """`forwarded_record` of a Kafka record given field by field (a Spark row)."""
-    pairs = list(headers)  # a consumer gives a tuple, the batch builder wants a list
-    for _, data in pairs:
-        if data is None:
-            pairs = [(name, b"" if data is None else data) for name, data in pairs]
-            break
-    if default_headers:
-        present = {name for name, _ in pairs}
-        pairs.extend((name, value) for name, value in default_headers if name not in present)
-    return OutgoingRecord(b"" if value is None else value, default_key if key is None else key,
-                          pairs,  # type: ignore[arg-type]  # no None left in them
+    pairs = _header_list(headers)
+    _add_defaults(pairs, default_headers)
+    return OutgoingRecord(b"" if value is None else value, default_key if key is None else key, pairs,
                           timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None)
+
+
+def _header_list(headers: Iterable[tuple[str, bytes | None]]) -> list[tuple[str, bytes]]:
+    """Header pairs as a new list (a consumer gives a tuple), a null value as b""."""
+    pairs = list(headers)
+    for _, data in pairs:  # a null header value is rare: the pairs are copied one by one only then
+        if data is None:
+            return [(name, b"" if data is None else data) for name, data in pairs]
+    return pairs  # type: ignore[return-value]  # no None in them
+
+
+def _add_defaults(headers: list[tuple[str, bytes]], default_headers: Iterable[tuple[str, bytes]]) -> None:
+    """The sink's default headers appended where the record has no header of that name."""
+    if default_headers:
+        present = {name for name, _ in headers}
+        headers.extend((name, value) for name, value in default_headers if name not in present)
 
 
 def _header_bytes(headers: Any) -> list[tuple[str, bytes]]:
