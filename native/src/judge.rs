@@ -293,37 +293,32 @@ impl Core {
         let limits = &self.limits;
         let size = record.value.len();
         if size > limits.max_body_bytes {
-            return Some(Violation {
-                path: "body".into(), rule: Rule::Limit,
-                expected: Expected::Str(format!("at most {} bytes", limits.max_body_bytes)),
-                actual: Actual::Int(size as i128),
-                message: format!("body is {size} bytes, over the limit of {}", limits.max_body_bytes),
-            });
+            return Some(limit("body".into(), format!("at most {} bytes", limits.max_body_bytes), size,
+                              format!("body is {size} bytes, over the limit of {}", limits.max_body_bytes)));
         }
         let count = record.headers.len();
         if count > limits.max_headers {
-            return Some(Violation {
-                path: "protocoloptions.headers".into(), rule: Rule::Limit,
-                expected: Expected::Str(format!("at most {} headers", limits.max_headers)),
-                actual: Actual::Int(count as i128),
-                message: format!("the message carries {count} headers, over the limit of {}", limits.max_headers),
-            });
+            return Some(limit("protocoloptions.headers".into(), format!("at most {} headers", limits.max_headers),
+                              count, format!("the message carries {count} headers, over the limit of {}",
+                                             limits.max_headers)));
         }
         for (name, value) in &record.headers {
             let size = name.chars().count() + value.map_or(0, |v| v.len());
             if size > limits.max_header_bytes {
                 let shown: String = name.chars().take(60).collect();
-                return Some(Violation {
-                    path: format!("protocoloptions.headers.{name}"), rule: Rule::Limit,
-                    expected: Expected::Str(format!("at most {} bytes", limits.max_header_bytes)),
-                    actual: Actual::Int(size as i128),
-                    message: format!("header {} is {size} bytes long (name and value), over the limit of {}",
-                                     repr_str(&shown), limits.max_header_bytes),
-                });
+                return Some(limit(format!("protocoloptions.headers.{name}"),
+                                  format!("at most {} bytes", limits.max_header_bytes), size,
+                                  format!("header {} is {size} bytes long (name and value), over the limit of {}",
+                                          repr_str(&shown), limits.max_header_bytes)));
             }
         }
         None
     }
+}
+
+/// A `limit` violation: a size or count past its bound.
+fn limit(path: String, expected: String, actual: usize, message: String) -> Violation {
+    Violation { path, rule: Rule::Limit, expected: Expected::Str(expected), actual: Actual::Int(actual as i128), message }
 }
 
 /// What the rules of one message read.
