@@ -38,9 +38,13 @@ class NotLowered(Exception):
 
 @dataclass
 class LoweredPlan:
-    """The plan's text, its constants, and the definitions by their index in it."""
+    """The plan's text, each definition's rules and each schema as text beside it, its constants, and the
+    definitions by their index in it. The core keeps the rule and schema texts as these strs (not a copy)
+    and reads each on first use."""
 
     text: str
+    rules: list[str]
+    schemas: list[str]
     constants: list[Any]
     definitions: list[CompiledDefinition]
     native: list[bool]
@@ -49,7 +53,7 @@ class LoweredPlan:
 @dataclass
 class _Lowering:
     constants: list[Any] = field(default_factory=list)
-    schemas: list[dict[str, Any]] = field(default_factory=list)
+    schemas: list[tuple[str, str]] = field(default_factory=list)  # (draft, text)
     schema_index: dict[int, int] = field(default_factory=dict)
 
     def constant(self, value: Any) -> int:
@@ -61,7 +65,7 @@ class _Lowering:
         if known is None:
             _check_json(validator.schema)
             known = self.schema_index[id(validator)] = len(self.schemas)
-            self.schemas.append({"draft": validator.draft, "schema": validator.schema})
+            self.schemas.append((validator.draft, _text(validator.schema)))
         return known
 
     def value_check(self, path: str, propdef: dict[str, Any], default_type: str | None) -> dict[str, Any]:
@@ -74,8 +78,12 @@ class _Lowering:
             has_placeholders(value) else None
         compared = value is not None and template is None and \
             not (type_name == "timestamp" and value in ANY_TIMESTAMPS)
-        plan: dict[str, Any] = {"path": path, "required": propdef.get("required") is True, "type": type_name,
-                                "template": template}
+        # absent members read as null / false (plan.rs): the plan text stays small, the core keeps it
+        plan: dict[str, Any] = {"path": path, "type": type_name}
+        if propdef.get("required") is True:
+            plan["required"] = True
+        if template is not None:
+            plan["template"] = template
         if compared:
             _check_json(value)
             expected = coerce(value, type_name, isinstance(value, str))
@@ -116,7 +124,7 @@ class _Lowering:
         if option.reads not in _KAFKA_READS:
             raise NotLowered(f"{option.path} of another protocol than Kafka")
         check = self.value_check(option.path, option.propdef, option.default_type)
-        if option.reads == "key_base64" and check["template"] is not None:
+        if option.reads == "key_base64" and "template" in check:
             raise NotLowered("a templated key_base64")
         header = option.path.removeprefix("protocoloptions.headers.") if option.reads == "header" else ""
         return {"kind": "option", "field": option.reads, "header": header, "text": option.text, "check": check}
@@ -170,6 +178,7 @@ def lower_ruleset(ruleset: Ruleset) -> LoweredPlan:
     by_rank = sorted(range(len(definitions)), key=lambda i: definitions[i].rank)
     rank = {index: position for position, index in enumerate(by_rank)}
     planned = [lowering.definition(d, rank[i]) for i, d in enumerate(definitions)]
+    rule_texts = [_text(plan.pop("rules")) for plan in planned]
     endpoints = []
     for endpoint_id, rules in ruleset.endpoints.items():
         index = rules.index_for("KAFKA")
@@ -186,9 +195,14 @@ def lower_ruleset(ruleset: Ruleset) -> LoweredPlan:
     plan = {"version": PLAN_VERSION,
             "limits": {"max_body_bytes": limits.max_body_bytes, "max_headers": limits.max_headers,
                        "max_header_bytes": limits.max_header_bytes, "unique": limits.reject_duplicate_keys},
-            "schemas": lowering.schemas, "definitions": planned, "endpoints": endpoints}
-    text = json.dumps(plan, allow_nan=False, default=_not_json)
-    return LoweredPlan(text, lowering.constants, definitions, [p["native"] for p in planned])
+            "schemas": [{"draft": draft} for draft, _ in lowering.schemas], "definitions": planned,
+            "endpoints": endpoints}
+    return LoweredPlan(_text(plan), rule_texts, [text for _, text in lowering.schemas], lowering.constants, definitions,
+                       [p["native"] for p in planned])
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, allow_nan=False, default=_not_json, separators=(",", ":"))
 
 
 def _not_json(value: Any) -> Any:

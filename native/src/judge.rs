@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::event::{parse_structured, read_binary, read_structured, read_structured_tape, structured_mode, Event, Record};
 use crate::payload::{Draft, JsonSchema};
-use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, SchemaPlan, PLAN_VERSION};
+use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, SchemaPlan, Text, PLAN_VERSION};
 use crate::pyrepr::{repr_str, truncate_str, Actual};
 use crate::tape::{self, Doc};
 use crate::rules::{cloudevents_rules, content_types_agree, not_utf8, read_option, Found, Payload, ValueCheck};
@@ -38,11 +38,21 @@ struct Discriminator {
 }
 
 struct Definition {
+    /// the plan says it is native and its discriminator has a lowered form
     native: bool,
     /// a templated discriminator with no segment form: where it floats, no message can be dispatched here
     discriminator_unknown: bool,
     rank: u32,
     discriminator: Option<Discriminator>,
+    /// the plan's rules as text, compiled on the first message that names the definition: one nobody's
+    /// traffic names costs its text, which the Python side holds anyway (issue 31)
+    plan: Text,
+    rules: OnceLock<Rules>,
+}
+
+struct Rules {
+    /// every rule has a compiled form here (else the definition's messages go to the Python judge)
+    native: bool,
     rules: Vec<CompiledRule>,
     /// the payload schemas its rules read (each compiled on first use)
     schemas: Vec<usize>,
@@ -73,13 +83,19 @@ pub struct Core {
 }
 
 impl Core {
-    pub fn from_plan(plan: Plan) -> Result<Core, String> {
+    /// `rules` and `schemas`: each definition's rules and each schema as JSON text, in the plan's order.
+    pub fn from_plan(plan: Plan, rules: Vec<Text>, schemas: Vec<Text>) -> Result<Core, String> {
         if plan.version != PLAN_VERSION {
             return Err(format!("plan version {} is not {PLAN_VERSION}: rebuild the native core (make install)",
                                plan.version));
         }
-        let definitions = plan.definitions.iter().map(|d| definition(d, plan.schemas.len())).collect::<Vec<_>>();
-        let schemas = plan.schemas.into_iter().map(|plan| LazySchema { plan, compiled: OnceLock::new() }).collect();
+        if rules.len() != plan.definitions.len() || schemas.len() != plan.schemas.len() {
+            return Err(format!("{} definitions and {} schemas in the plan, their texts {} and {}",
+                               plan.definitions.len(), plan.schemas.len(), rules.len(), schemas.len()));
+        }
+        let definitions = plan.definitions.into_iter().zip(rules).map(|(d, r)| definition(d, r)).collect::<Vec<_>>();
+        let schemas = plan.schemas.into_iter().zip(schemas)
+            .map(|(plan, text)| LazySchema { plan, text, compiled: OnceLock::new() }).collect();
         let endpoint_ids = plan.endpoints.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         let endpoints = plan.endpoints.into_iter().map(|e| endpoint(e, &definitions)).collect();
         Ok(Core { limits: plan.limits, schemas, definitions, endpoints, endpoint_ids })
@@ -118,7 +134,7 @@ impl Core {
             Some(read_binary(record, content_type))
         };
         let candidates = self.candidates(index, event.as_ref(), record);
-        if candidates.iter().any(|&d| !self.definitions[d].native || !self.schemas_compile(d)) {
+        if !candidates.iter().all(|&d| self.judged_here(d)) {
             return Outcome::Defer;
         }
         let message = Message { record, event: event.as_ref(), content_type };
@@ -134,8 +150,18 @@ impl Core {
     /// Whether every schema of a definition compiles here (each is compiled on its first message: a
     /// definition nobody's traffic names costs its plan only). One the crate refuses leaves the definition's
     /// messages to the Python judge.
-    fn schemas_compile(&self, d: usize) -> bool {
-        self.definitions[d].schemas.iter().all(|&schema| self.schemas[schema].get().is_some())
+    fn judged_here(&self, d: usize) -> bool {
+        let definition = &self.definitions[d];
+        if !definition.native {
+            return false;
+        }
+        let rules = self.rules(d);
+        rules.native && rules.schemas.iter().all(|&schema| self.schemas[schema].get().is_some())
+    }
+
+    fn rules(&self, d: usize) -> &Rules {
+        let definition = &self.definitions[d];
+        definition.rules.get_or_init(|| compile_rules((*definition.plan).as_ref(), self.schemas.len()))
     }
 
     /// ruleset.py `_Index.candidates`: the fixed hits and the floating definitions whose discriminator fits.
@@ -198,10 +224,9 @@ impl Core {
     /// most that many. `first_only`: stop at the first failing rule (the passing test).
     fn violations(&self, d: usize, message: &Message, payload: &mut Payload, limit: usize, first_only: bool)
                   -> Vec<Violation> {
-        let definition = &self.definitions[d];
         let mut bindings: Vec<(&str, &str)> = Vec::new();
         let mut found: Vec<Violation> = Vec::new();
-        for rule in &definition.rules {
+        for rule in &self.rules(d).rules {
             if let Err(violations) = self.rule(rule, message, payload, &mut bindings) {
                 for v in violations {
                     if !found.iter().any(|f| f.path == v.path && f.rule == v.rule) {
@@ -345,38 +370,21 @@ fn unknown(event: Option<&Event>) -> Violation {
 /// One payload schema of the plan, compiled on first use.
 struct LazySchema {
     plan: SchemaPlan,
+    text: Text,
     compiled: OnceLock<Option<JsonSchema>>,
 }
 
 impl LazySchema {
     fn get(&self) -> Option<&JsonSchema> {
         self.compiled.get_or_init(|| {
-            Draft::from_name(&self.plan.draft).and_then(|d| JsonSchema::compile(&self.plan.schema, d).ok())
+            let draft = Draft::from_name(&self.plan.draft)?;
+            let schema: serde_json::Value = serde_json::from_str((*self.text).as_ref()).ok()?;
+            JsonSchema::compile(&schema, draft).ok()
         }).as_ref()
     }
 }
 
-fn definition(plan: &DefinitionPlan, schemas: usize) -> Definition {
-    let mut native = plan.native;
-    let mut rules = Vec::with_capacity(plan.rules.len());
-    for rule in &plan.rules {
-        let compiled = match rule {
-            RulePlan::Cloudevents => Some(CompiledRule::Cloudevents),
-            RulePlan::Attribute { name, check } => ValueCheck::new(check)
-                .map(|check| CompiledRule::Attribute { name: name.clone(), check }),
-            RulePlan::Raw { binary } => Some(CompiledRule::Raw { binary: binary.clone() }),
-            RulePlan::Option { field, header, text, check } => ValueCheck::new(check)
-                .map(|check| CompiledRule::Option { field: *field, header: header.clone(), text: *text, check }),
-            RulePlan::ContentType { path, wanted, shown, cloudevents } => Some(CompiledRule::ContentType {
-                path: path.clone(), wanted: wanted.clone(), shown: shown.clone(), cloudevents: *cloudevents }),
-            RulePlan::Payload { schema, cloudevents } => (*schema < schemas)
-                .then_some(CompiledRule::Payload { schema: *schema, cloudevents: *cloudevents }),
-        };
-        match compiled {
-            Some(rule) => rules.push(rule),
-            None => native = false,
-        }
-    }
+fn definition(plan: DefinitionPlan, rules: Text) -> Definition {
     let discriminator = plan.discriminator.as_ref().map(|d| Discriminator {
         reads: if d.read == "type" { Reads::Type } else { Reads::Topic },
         value: d.value.clone(),
@@ -384,17 +392,46 @@ fn definition(plan: &DefinitionPlan, schemas: usize) -> Definition {
     });
     let discriminator_unknown = discriminator.as_ref().is_some_and(|d| d.template.is_none())
         && plan.discriminator.as_ref().is_some_and(|d| d.template);
-    let schemas = rules.iter()
-        .filter_map(|rule| match rule { CompiledRule::Payload { schema, .. } => Some(*schema), _ => None })
-        .collect();
     Definition {
-        native: native && !discriminator_unknown,
+        native: plan.native && !discriminator_unknown,
         discriminator_unknown,
         rank: plan.rank,
         discriminator,
-        rules,
-        schemas,
+        plan: rules,
+        rules: OnceLock::new(),
     }
+}
+
+/// A definition's rules from their plan text; a rule with no compiled form (or a plan this core cannot
+/// read) leaves the definition with the Python judge.
+fn compile_rules(text: &str, schemas: usize) -> Rules {
+    let Ok(plans) = serde_json::from_str::<Vec<RulePlan>>(text) else {
+        return Rules { native: false, rules: Vec::new(), schemas: Vec::new() };
+    };
+    let mut native = true;
+    let mut rules = Vec::with_capacity(plans.len());
+    for rule in plans {
+        let compiled = match rule {
+            RulePlan::Cloudevents => Some(CompiledRule::Cloudevents),
+            RulePlan::Attribute { name, check } => ValueCheck::new(&check)
+                .map(|check| CompiledRule::Attribute { name, check }),
+            RulePlan::Raw { binary } => Some(CompiledRule::Raw { binary }),
+            RulePlan::Option { field, header, text, check } => ValueCheck::new(&check)
+                .map(|check| CompiledRule::Option { field, header, text, check }),
+            RulePlan::ContentType { path, wanted, shown, cloudevents } =>
+                Some(CompiledRule::ContentType { path, wanted, shown, cloudevents }),
+            RulePlan::Payload { schema, cloudevents } => (schema < schemas)
+                .then_some(CompiledRule::Payload { schema, cloudevents }),
+        };
+        match compiled {
+            Some(rule) => rules.push(rule),
+            None => native = false,
+        }
+    }
+    let schemas = rules.iter()
+        .filter_map(|rule| match rule { CompiledRule::Payload { schema, .. } => Some(*schema), _ => None })
+        .collect();
+    Rules { native, rules, schemas }
 }
 
 fn endpoint(plan: EndpointPlan, definitions: &[Definition]) -> Endpoint {

@@ -5,6 +5,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+/// A plan's text kept as it came: a Python str borrowed where the core runs in Python, a String in tests.
+pub type Text = Box<dyn AsRef<str> + Send + Sync>;
+
 /// The plan format this core reads; lower.py writes the same number.
 pub const PLAN_VERSION: u32 = 1;
 
@@ -26,10 +29,10 @@ pub struct Limits {
     pub unique: bool,
 }
 
+/// A payload schema; its text comes beside the plan (lib.rs `Core::new`), in the same order.
 #[derive(Deserialize, Debug)]
 pub struct SchemaPlan {
     pub draft: String,
-    pub schema: Value,
 }
 
 #[derive(Deserialize, Debug)]
@@ -40,8 +43,8 @@ pub struct DefinitionPlan {
     /// position in rank order (specificity, then group and message ids)
     pub rank: u32,
     pub discriminator: Option<Discriminator>,
-    #[serde(default)]
-    pub rules: Vec<RulePlan>,
+    // its rules, a JSON list of `RulePlan`, come beside the plan as text (lib.rs `Core::new`), in the
+    // same order, and are read on the definition's first message
 }
 
 #[derive(Deserialize, Debug)]
@@ -79,6 +82,7 @@ pub enum Field {
 #[derive(Deserialize, Debug)]
 pub struct ValuePlan {
     pub path: String,
+    #[serde(default)]
     pub required: bool,
     /// the resolved type name, as violations name it
     #[serde(rename = "type")]

@@ -108,8 +108,9 @@ def compile_jsonschema(schema: object, version: str) -> JsonSchemaValidator:
         raise SchemaCompileError(f"a JSON Schema is an object or a boolean, not {type(schema).__name__}")
     cls = _validator_class(schema, version)
     try:
-        validator = cls(schema, validate_formats=False, retriever=_refuse_retrieval,
-                        pattern_options=jsonschema_rs.RegexOptions())
+        # built here only to report a bad schema at load time, then dropped: the validator is built again
+        # on first use (issue 31: with the native core, most schemas are never used by the Python judge)
+        _engine(cls, schema)
     except jsonschema_rs.ValidationError as exc:
         if isinstance(exc.kind, jsonschema_rs.ValidationErrorKind.Referencing):
             raise SchemaCompileError(f"unresolvable reference in JSON Schema: {one_line(exc.message)}") from exc
@@ -124,7 +125,12 @@ def compile_jsonschema(schema: object, version: str) -> JsonSchemaValidator:
         ) from exc
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise SchemaCompileError(f"invalid JSON Schema: {one_line(exc)}") from exc
-    return JsonSchemaValidator(validator, native_type(schema, cls), schema, _DRAFT_NAMES[cls])
+    return JsonSchemaValidator(cls, schema)
+
+
+def _engine(cls: type[jsonschema_rs.Validator], schema: object) -> jsonschema_rs.Validator:
+    return cls(schema, validate_formats=False, retriever=_refuse_retrieval,
+               pattern_options=jsonschema_rs.RegexOptions())
 
 
 def _needs_backtracking(error: jsonschema_rs.ValidationError) -> bool:
@@ -140,22 +146,34 @@ def _needs_backtracking(error: jsonschema_rs.ValidationError) -> bool:
 
 
 class JsonSchemaValidator:
-    """One compiled JSON Schema; `is_valid` first, the detailed pass only on failure."""
+    """One compiled JSON Schema; `is_valid` first, the detailed pass only on failure.
+
+    The engine and the msgspec type are built on first use (`__getattr__`): a registry of thousands of
+    schemas costs its documents, not thousands of validators, where the native core judges the traffic."""
 
     kind: str = JSONSCHEMA
-    __slots__ = ("_is_valid", "_validator", "draft", "is_valid", "native", "schema")
+    __slots__ = ("_cls", "_is_valid", "_validator", "draft", "is_valid", "native", "schema")
 
-    def __init__(self, validator: jsonschema_rs.Validator, native: Any = None, schema: object = None,
-                 draft: str = "") -> None:
-        self._validator = validator
+    def __init__(self, cls: type[jsonschema_rs.Validator], schema: object) -> None:
+        self._cls = cls
         # the schema document and its draft, for the native core's plan (gateway/compiler/lower.py)
         self.schema = schema
-        self.draft = draft
-        # the schema as a msgspec type when it maps soundly (payload/native.py): the accepting pass decodes
-        # and validates with it in one pass
-        self.native = native
-        # the accepting pass calls it on values orjson produced (always JSON data: it cannot raise)
-        self.is_valid = self._is_valid = validator.is_valid
+        self.draft = _DRAFT_NAMES[cls]
+
+    def __getattr__(self, name: str) -> Any:
+        """Called only for a slot not yet set: builds it (once; a race builds it twice, harmlessly)."""
+        if name in ("_validator", "is_valid", "_is_valid"):
+            validator = _engine(self._cls, self.schema)
+            self._validator = validator
+            # the accepting pass calls it on values orjson produced (always JSON data: it cannot raise)
+            self.is_valid = self._is_valid = validator.is_valid
+        elif name == "native":
+            # the schema as a msgspec type when it maps soundly (payload/native.py): the accepting pass
+            # decodes and validates with it in one pass
+            self.native = native_type(self.schema, self._cls)
+        else:
+            raise AttributeError(name)
+        return getattr(self, name)
 
     def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
         # The content type needs no dispatch: a JSON Schema payload is JSON.
