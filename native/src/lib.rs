@@ -36,6 +36,10 @@ use crate::verdict::{Expected, Outcome, Violation};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Records held (their objects referenced) per release of the GIL: few enough that letting go of them
+/// touches objects still in the cache (a binary record holds ~30), many enough that the release is cheap.
+const HELD_RECORDS: usize = 64;
+
 /// One record's parts, held as Python-backed buffers so that they outlive the GIL's release.
 struct Held {
     topic: Option<PyBackedStr>,
@@ -97,10 +101,14 @@ struct Core {
 #[pymethods]
 impl Core {
     #[new]
-    fn new(plan: &str, constants: Vec<Py<PyAny>>) -> PyResult<Core> {
+    fn new(plan: &str, rules: Vec<PyBackedStr>, schemas: Vec<PyBackedStr>, constants: Vec<Py<PyAny>>)
+           -> PyResult<Core> {
         let plan: plan::Plan = serde_json::from_str(plan)
             .map_err(|e| PyValueError::new_err(format!("the plan does not read: {e}")))?;
-        let judge = Judge::from_plan(plan).map_err(PyValueError::new_err)?;
+        // the texts stay the Python strs they are (borrowed, not copied)
+        let text = |t: PyBackedStr| -> plan::Text { Box::new(t) };
+        let judge = Judge::from_plan(plan, rules.into_iter().map(text).collect(), schemas.into_iter().map(text).collect())
+            .map_err(PyValueError::new_err)?;
         Ok(Core { judge, constants })
     }
 
@@ -115,29 +123,36 @@ impl Core {
         if endpoint >= self.judge.endpoint_ids.len() {
             return Err(PyKeyError::new_err(endpoint));
         }
-        // a record whose parts are not of the types a Kafka client gives (str names, bytes values) is left
-        // to the Python judge, which reads any shape
-        let mut held: Vec<Option<Held>> = Vec::new();
-        for item in records.try_iter()? {
-            held.push(hold(&item?).ok());
-        }
         let judge = &self.judge;
-        let outcomes: Vec<Outcome> = py.detach(|| {
-            held.iter().map(|h| h.as_ref().map_or(Outcome::Defer, |h| judge.judge(endpoint, &h.record()))).collect()
-        });
         let out = PyList::empty(py);
-        for outcome in outcomes {
-            match outcome {
-                Outcome::Conformant(d) => out.append(d)?,
-                Outcome::Defer => out.append(py.None())?,
-                Outcome::Nonconformant(d, violations) => {
-                    let items = violations.into_iter().map(|v| self.violation(py, v))
-                        .collect::<PyResult<Vec<_>>>()?;
-                    out.append((d, PyList::new(py, items)?))?
+        let mut items = records.try_iter()?;
+        let mut held: Vec<Option<Held>> = Vec::with_capacity(HELD_RECORDS);
+        loop {
+            // a record whose parts are not of the types a Kafka client gives (str names, bytes values) is
+            // left to the Python judge, which reads any shape
+            for item in items.by_ref().take(HELD_RECORDS) {
+                held.push(hold(&item?).ok());
+            }
+            if held.is_empty() {
+                return Ok(out);
+            }
+            let outcomes: Vec<Outcome> = py.detach(|| {
+                held.iter().map(|h| h.as_ref().map_or(Outcome::Defer, |h| judge.judge(endpoint, &h.record())))
+                    .collect()
+            });
+            held.clear(); // the records' references are let go while their objects are still in the cache
+            for outcome in outcomes {
+                match outcome {
+                    Outcome::Conformant(d) => out.append(d)?,
+                    Outcome::Defer => out.append(py.None())?,
+                    Outcome::Nonconformant(d, violations) => {
+                        let items = violations.into_iter().map(|v| self.violation(py, v))
+                            .collect::<PyResult<Vec<_>>>()?;
+                        out.append((d, PyList::new(py, items)?))?
+                    }
                 }
             }
         }
-        Ok(out)
     }
 }
 
