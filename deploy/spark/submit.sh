@@ -14,6 +14,8 @@
 #                         pyspark, org.apache.spark:spark-sql-kafka-0-10_2.13:<version>; empty: none)
 #   XGATE_SPARK_ARCHIVE   a packed Python environment (venv-pack or conda-pack .tar.gz) holding
 #                         xgate[spark]: shipped with --archives, executors run its python
+#   XGATE_REQUIRE_CORE    1 (default): an executor whose Python cannot import the native core
+#                         (xgate_core) fails its task, naming that Python; 0: it judges in Python
 #   SPARK_SUBMIT          the spark-submit to run (default: spark-submit on PATH)
 #   PYTHON                the Python that has pyspark, to find its version (default: python3)
 set -euo pipefail
@@ -42,6 +44,7 @@ fi
 if [ -n "$XGATE_SPARK_PACKAGES" ]; then
     spark_args+=(--packages "$XGATE_SPARK_PACKAGES")
 fi
+spark_args+=(--conf "spark.executorEnv.XGATE_REQUIRE_CORE=${XGATE_REQUIRE_CORE:-1}")
 if [ -n "${XGATE_SPARK_ARCHIVE:-}" ]; then
     spark_args+=(--archives "$XGATE_SPARK_ARCHIVE#xgate-env" --conf spark.pyspark.python=./xgate-env/bin/python)
 fi

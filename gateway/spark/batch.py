@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gateway.check import Summary
-from gateway.spark.shipping import RegistryBundle
+from gateway.compiler.core import native_available
+from gateway.spark.shipping import REQUIRE_CORE, RegistryBundle
 from gateway.spark.validate import validate_frame
 from gateway.verdict import Outcome, Rule, Verdict, Violation
 
@@ -29,6 +30,8 @@ def build_session(master: str | None = None, app_name: str = "xgate", kafka: boo
     """A quiet SparkSession: no UI, a deep driver stack (-Xss16m), executors on this Python.
 
     `master` None means spark-submit's master when run by spark-submit, else `DEFAULT_MASTER`.
+    When this Python judges with the native core, executors must too (`XGATE_REQUIRE_CORE`, shipping.py): a
+    cluster's executor without it fails its task with a message naming its Python rather than judging slowly.
     `kafka`: with Spark's own Kafka connector on the classpath (gateway/spark/connector.py resolves it).
     Without it the connector is still added when an earlier run resolved it: the driver's classpath is fixed
     when its JVM starts, and a later session in the same process (a test run) may want Kafka.
@@ -41,13 +44,15 @@ def build_session(master: str | None = None, app_name: str = "xgate", kafka: boo
     master = master or DEFAULT_MASTER
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if master.startswith("local"):
+    if master.startswith(("local", "spark://127.0.0.1:", "spark://localhost:")):  # this machine only: bind loopback
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from gateway.spark.connector import kafka_connector_jars
 
     jars = kafka_connector_jars(resolve=kafka)
     if jars:
         builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
+    if native_available():
+        builder = builder.config(f"spark.executorEnv.{REQUIRE_CORE}", "1")
     spark = (builder.master(master)
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")

@@ -5,6 +5,12 @@ writes the bytes to a private temporary directory, loads and compiles them with 
 same loader and compiler as `xgate check`, and keeps the Ruleset in a module-level
 cache keyed by digest, so a Python worker compiles each registry once however many
 partitions or micro-batches it serves. Compiled closures never cross a process.
+
+The native core (`xgate_core`) is not shipped with the bundle: the executors' Python has it installed (the
+wheel on the workers, or a packed environment through `spark.archives`; deploy/spark/README.md). Without it an
+executor would judge in Python, several times slower and silently; `XGATE_REQUIRE_CORE=1` in the executors'
+environment (`spark.executorEnv.XGATE_REQUIRE_CORE=1`, set by deploy/spark/submit.sh) makes that a task failure
+that names the executor's Python instead.
 """
 
 from __future__ import annotations
@@ -12,17 +18,26 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import socket
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.compiler import Ruleset, compile_registry
-from gateway.compiler.core import NativeJudge
+from gateway.compiler.core import NativeJudge, native_available
+from gateway.errors import GatewayError
 from gateway.loader import Snapshot, load_snapshot
 
 # bytes shipped beside the documents (schemas referenced by path, ...) stop at this total
 AUXILIARY_LIMIT = 16 * 1024 * 1024
+# "1" in an executor's environment: judging without the native core is an error there, not a slow fallback
+REQUIRE_CORE = "XGATE_REQUIRE_CORE"
+
+
+class CoreMissing(GatewayError):
+    """An executor asked to judge with the native core cannot import it; the message names its Python."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +144,28 @@ def native_judge_for(bundle: RegistryBundle) -> NativeJudge:
     cached = _judges.get(bundle.digest)
     if cached is not None:
         return cached
+    require_core()
     judge = NativeJudge(ruleset_for(bundle))
     with _lock:
         return _judges.setdefault(bundle.digest, judge)
+
+
+def require_core() -> None:
+    """Raise CoreMissing when this process was told to judge with the core (REQUIRE_CORE) and cannot import it."""
+    if os.environ.get(REQUIRE_CORE) == "1" and not native_available():
+        raise CoreMissing(f"{REQUIRE_CORE}=1 but the native core (xgate_core) cannot be imported by {sys.executable} "
+                          f"on {socket.gethostname()}: install the xgate_core wheel into the Python the executors run "
+                          "(spark.pyspark.python), or ship a packed environment with spark.archives "
+                          "(deploy/spark/README.md)")
+
+
+def core_report() -> dict[str, str | bool | None]:
+    """What this process judges with: its Python, host and process, and the core's extension file (or None)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("xgate_core._core") if native_available() else None
+    return {"host": socket.gethostname(), "pid": str(os.getpid()), "python": sys.executable,
+            "core": native_available(), "core_file": spec.origin if spec is not None else None}
 
 
 def ruleset_for(bundle: RegistryBundle) -> Ruleset:
@@ -146,5 +180,5 @@ def ruleset_for(bundle: RegistryBundle) -> Ruleset:
         return _rulesets.setdefault(bundle.digest, ruleset)
 
 
-__all__ = ["RegistryBundle", "bundle_from_paths", "bundle_from_snapshot", "materialize", "native_judge_for",
-           "ruleset_for"]
+__all__ = ["REQUIRE_CORE", "CoreMissing", "RegistryBundle", "bundle_from_paths", "bundle_from_snapshot", "core_report",
+           "materialize", "native_judge_for", "require_core", "ruleset_for"]
