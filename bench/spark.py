@@ -1,6 +1,6 @@
 """The Spark runner against single-process `xgate check`, on the same 100k Kafka messages, in one run.
 
-    python -m bench.spark [--count 100000] [--rounds 5] [--master local[2]] [--no-kafka]
+    python -m bench.spark [--count 100000] [--rounds 5] [--master local[2]] [--no-kafka] [--no-batch] [--no-cluster]
 
 Every candidate runs once to warm up, then once a round, the order rotated each round; medians and ranges
 over rounds, and each candidate's rate over `check` is taken per round before its median.
@@ -16,9 +16,12 @@ Streaming candidates (Apache Kafka, deploy/brokers/kafka.sh; skipped with --no-k
   kafka-runner   the whole runner: read, judge, route to Kafka topics, Parquet audit
   xgate-run      `xgate run` (one process) on the same route with a fresh consumer group: timed from its first
                  routed message to the last (its startup and group join left out), rate over the rest
+  cluster-runner kafka-runner on a standalone cluster of one master and two one-core workers
+                 (deploy/spark/cluster.sh, started and stopped here; --no-cluster leaves it out): its driver is a
+                 child process (bench/spark_cluster.py) asked for each round, its executors judge with the core
 Results go to bench/results/spark.json and a table on stdout; every figure is also a ratio to `check`, and
 the runner's rate is put beside `xgate run`'s (target: 1.5x) and beside Spark's own copy (target: 0.8x,
-issue 31).
+issue 31), and the cluster's runner beside both (issue 31 asks for its rate to be reported, no target).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.results import save
+from bench.spark_cluster import ClusterRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "config" / "demo"
@@ -111,9 +115,10 @@ def batch_candidates(spark: Any, lines: list[str]) -> dict[str, Callable[[], Non
     return {"check": check, "jvm-only": jvm_only, "arrow-identity": arrow_identity, "spark-validate": spark_validate}
 
 
-def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
-                      phases: dict[str, float]) -> dict[str, Callable[[], None]]:
-    """`phases` receives where the runner's last round spent its time (see BatchWriter)."""
+def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path, phases: dict[str, float],
+                      verdicts: dict[str, int] | None = None) -> dict[str, Callable[[], None]]:
+    """`phases` receives where the runner's last round spent its time (see BatchWriter), `verdicts` its counts.
+    The route's config directory is `work / "config"`."""
     import yaml
 
     from gateway.settings import load_settings
@@ -175,6 +180,9 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path,
         phases.clear()
         phases.update(writer.totals.phases)
         phases["micro-batches"] = writer.totals.batches
+        if verdicts is not None:
+            verdicts.clear()
+            verdicts.update(writer.totals.verdicts)
 
     def xgate_run() -> float:
         index = next(rounds)
@@ -254,6 +262,8 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--no-kafka", action="store_true", help="only the batch candidates")
     parser.add_argument("--no-batch", action="store_true", help="only the streaming candidates (and check)")
+    parser.add_argument("--no-cluster", action="store_true",
+                        help="without the standalone cluster's runner (deploy/spark/cluster.sh)")
     args = parser.parse_args()
 
     from gateway.spark.batch import build_session
@@ -261,17 +271,25 @@ def main() -> int:
     # one corpus for every candidate: the demo's Kafka telemetry (binary and structured CloudEvents, ~15% defects)
     records = kafka_records(args.count)
     lines = [json.dumps(r) + "\n" for r in records]
-    spark = build_session(args.master, "xgate-bench", kafka=not args.no_kafka)
     phases: dict[str, float] = {}
-    try:
-        batch = batch_candidates(spark, lines)
-        candidates = {"check": batch["check"]} if args.no_batch else batch
-        with tempfile.TemporaryDirectory(prefix="xgate-bench-") as work:
+    verdicts: dict[str, int] = {}
+    cluster: ClusterRunner | None = None
+    with tempfile.TemporaryDirectory(prefix="xgate-bench-") as work:
+        if not (args.no_kafka or args.no_cluster):  # its daemons start while this process sets up
+            cluster = ClusterRunner(Path(work))
+        spark = build_session(args.master, "xgate-bench", kafka=not args.no_kafka)
+        try:
+            batch = batch_candidates(spark, lines)
+            candidates = {"check": batch["check"]} if args.no_batch else batch
             if not args.no_kafka:  # streaming and batch candidates share the rounds: one ratio to `check` each
-                candidates.update(stream_candidates(spark, records, Path(work), phases))
+                candidates.update(stream_candidates(spark, records, Path(work), phases, verdicts))
+                if cluster is not None:
+                    candidates["cluster-runner"] = cluster.connect(Path(work) / "config", len(records), BATCH_ROWS)
             timings = measure(candidates, args.rounds)
-    finally:
-        spark.stop()
+        finally:
+            spark.stop()
+            if cluster is not None:
+                cluster.close()
     medians = {name: statistics.median(values) for name, values in timings.items()}
     # the rate over `check` per round (same round, same records), then its median and range
     over_check = {n: [timings["check"][r] / t for r, t in enumerate(v)] for n, v in timings.items()}
@@ -307,7 +325,34 @@ def main() -> int:
         met = "met" if result["runner_over_copy"] >= 0.8 else "NOT met"
         print(f"streaming runner over Spark's own Kafka copy: {result['runner_over_copy']:.2f}x "
               f"[{min(over_copy):.2f}-{max(over_copy):.2f}] (target >= 0.8, issue 31): {met}")
+    if cluster is not None and "cluster-runner" in timings:
+        report_cluster(result, timings, cluster, verdicts)
     return 0
+
+
+def report_cluster(result: dict[str, Any], timings: dict[str, list[float]], cluster: ClusterRunner,
+                   verdicts: dict[str, int]) -> None:
+    """The cluster's runner beside local[2]'s and beside Spark's own copy: per round, then median and range."""
+    over: dict[str, list[float]] = {base: [timings[base][r] / t for r, t in enumerate(timings["cluster-runner"])]
+                                    for base in ("kafka-runner", "kafka-copy")}
+    result["cluster"] = {
+        "master": "standalone, 1 master + 2 workers of 1 core (deploy/spark/cluster.sh)",
+        "executors": cluster.executors,
+        "over_local_runner": statistics.median(over["kafka-runner"]),
+        "over_local_runner_range": [min(over["kafka-runner"]), max(over["kafka-runner"])],
+        "over_copy": statistics.median(over["kafka-copy"]),
+        "over_copy_range": [min(over["kafka-copy"]), max(over["kafka-copy"])],
+        "verdicts": cluster.verdicts, "local_runner_verdicts": verdicts,
+        "runner_seconds_by_phase": cluster.phases}
+    save("spark", result)
+    cores = ", ".join(sorted({str(e["core_file"]) for e in cluster.executors}))
+    print(f"cluster-runner: {len(cluster.executors)} executors, each judging with the core ({cores}); "
+          "last round: " + ", ".join(f"{name} {value:.1f}" for name, value in cluster.phases.items()))
+    same = "the same verdicts as" if cluster.verdicts == verdicts else "OTHER VERDICTS THAN"
+    print(f"streaming runner on the two-worker cluster over local[2]'s: {result['cluster']['over_local_runner']:.2f}x "
+          f"[{min(over['kafka-runner']):.2f}-{max(over['kafka-runner']):.2f}], over Spark's own copy (local[2]): "
+          f"{result['cluster']['over_copy']:.2f}x [{min(over['kafka-copy']):.2f}-{max(over['kafka-copy']):.2f}]; "
+          f"{same} local[2]'s runner ({', '.join(f'{k} {v}' for k, v in sorted(cluster.verdicts.items()))})")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@
 #   XGATE_SPARK_HOME           the Spark installation (default: the pyspark package of $PYTHON)
 #   PYTHON                     the Python whose pyspark is used (default: the checkout's .venv, else python3)
 #   XGATE_BROKER_STATE         state directory (lib.sh): logs, pid files and the workers' work directories
-#                              live in $STATE_DIR/spark-PORT
+#                              (work-N/APP_ID/EXECUTOR_ID: each executor's stdout and stderr, kept after stop,
+#                              cleared when the worker starts again) live in $STATE_DIR/spark-PORT
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=../brokers/lib.sh
@@ -106,6 +107,9 @@ start() {
   local i
   for ((i = 1; i <= WORKERS; i++)); do
     pid_alive "worker-$i" && continue
+    # the executors' directories of earlier runs (their logs and a copy of each application's jars, ~10 MB an
+    # application) are kept after stop for reading, and cleared when the worker starts again
+    rm -rf "$DIR/work-$i"
     mkdir -p "$DIR/work-$i"
     launch "worker-$i" org.apache.spark.deploy.worker.Worker --host 127.0.0.1 --webui-port 0 \
       --cores "$WORKER_CORES" --memory "$WORKER_MEMORY" --work-dir "$DIR/work-$i" "$MASTER_URL"
