@@ -8,7 +8,9 @@ a Confluent registry's wire format), a protocol option of another protocol than 
 twice, a templated `key_base64`. The core itself also refuses templates with two placeholders in one piece
 between `/ ? #` (templates.py rules 2 and 3) and schemas its engine does not compile the same way.
 
-The plan is JSON text plus a list of constants: the document values that violations name as `expected`,
+The plan is JSON text, each definition's rules and each payload schema as JSON text beside it (the core
+keeps those strs as they are and reads one on its definition's first message: a definition nobody's traffic
+names costs its text), plus a list of constants: the document values that violations name as `expected`,
 kept as the Python objects they were.
 """
 
