@@ -146,9 +146,9 @@ impl Core {
                     Outcome::Conformant(d) => out.append(d)?,
                     Outcome::Defer => out.append(py.None())?,
                     Outcome::Nonconformant(d, violations) => {
-                        let items = violations.into_iter().map(|v| self.violation(py, v))
+                        let found = violations.into_iter().map(|v| self.violation(py, v))
                             .collect::<PyResult<Vec<_>>>()?;
-                        out.append((d, PyList::new(py, items)?))?
+                        out.append((d, PyList::new(py, found)?))?
                     }
                 }
             }

@@ -22,6 +22,7 @@ an error naming the pattern and its place in the schema.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema_rs
@@ -128,7 +129,7 @@ def compile_jsonschema(schema: object, version: str) -> JsonSchemaValidator:
     return JsonSchemaValidator(cls, schema)
 
 
-def _engine(cls: type[jsonschema_rs.Validator], schema: object) -> jsonschema_rs.Validator:
+def _engine(cls: type[jsonschema_rs.Validator], schema: dict[str, Any] | bool) -> jsonschema_rs.Validator:
     return cls(schema, validate_formats=False, retriever=_refuse_retrieval,
                pattern_options=jsonschema_rs.RegexOptions())
 
@@ -154,7 +155,11 @@ class JsonSchemaValidator:
     kind: str = JSONSCHEMA
     __slots__ = ("_cls", "_is_valid", "_validator", "draft", "is_valid", "native", "schema")
 
-    def __init__(self, cls: type[jsonschema_rs.Validator], schema: object) -> None:
+    # built on first use (`__getattr__`); declared for the type checker, the slots hold them
+    native: Any
+    is_valid: Callable[[Any], bool]
+
+    def __init__(self, cls: type[jsonschema_rs.Validator], schema: dict[str, Any] | bool) -> None:
         self._cls = cls
         # the schema document and its draft, for the native core's plan (gateway/compiler/lower.py)
         self.schema = schema
