@@ -185,14 +185,11 @@ class KafkaSource:
 
     def take_ready(self, limit: int) -> list[Envelope]:
         """Records already fetched, without waiting: the pipeline judges and delivers them as one batch."""
-        if self._stopping.is_set():
-            return []
-        ready, envelope = self._ready, self.envelope
-        take = ready.popleft
-        return [envelope(take()) for _ in range(min(limit, len(ready)))]
+        envelope = self.envelope
+        return [envelope(handle) for handle in self.take_ready_handles(limit)]
 
     def take_ready_handles(self, limit: int) -> list[tuple[Any, Any]]:
-        """`take_ready` as handles (gateway/runtime/record_lane.py)."""
+        """`take_ready` as the records' handles (gateway/runtime/record_lane.py takes them so)."""
         if self._stopping.is_set():
             return []
         ready = self._ready
