@@ -87,21 +87,26 @@ class NativeJudge:
                        tuple(Violation(path, RULES[rule], expected, actual, text)
                              for path, rule, expected, actual, text in violations))
 
-    def judge(self, envelopes: Sequence[Envelope]) -> list[Verdict]:
-        """Verdicts in order: the Kafka messages of each endpoint in one call of the core, the rest in Python."""
-        verdicts: list[Verdict | None] = [None] * len(envelopes)
+    def results(self, positions: Sequence[int | None], records: Sequence[Any]) -> list[Any]:
+        """The core's raw results for records, each judged on the endpoint at its position, the records of one
+        endpoint in one call; None where the position is None (for the Python judge to decide)."""
+        results: list[Any] = [None] * len(records)
         batches: dict[int, list[int]] = {}
-        for number, envelope in enumerate(envelopes):
-            position = self.endpoint_position(envelope.endpoint) if envelope.protocol == KAFKA else None
-            if position is None:
-                verdicts[number] = self.ruleset.classify(envelope)
-            else:
+        for number, position in enumerate(positions):
+            if position is not None:
                 batches.setdefault(position, []).append(number)
         for position, numbers in batches.items():
-            results = self.core.judge_kafka(position, [kafka_record(envelopes[n]) for n in numbers])
-            for number, result in zip(numbers, results):
-                verdicts[number] = self.verdict(result, envelopes[number])
-        return verdicts  # type: ignore[return-value]
+            for number, result in zip(numbers, self.core.judge_kafka(position, [records[n] for n in numbers])):
+                results[number] = result
+        return results
+
+    def judge(self, envelopes: Sequence[Envelope]) -> list[Verdict]:
+        """Verdicts in order: the Kafka messages of each endpoint in one call of the core, the rest in Python."""
+        positions = [self.endpoint_position(e.endpoint) if e.protocol == KAFKA else None for e in envelopes]
+        records = [None if p is None else kafka_record(e) for e, p in zip(envelopes, positions)]
+        # a None result (not Kafka, or left to Python by the core) is classified by `verdict`
+        return [self.verdict(result, envelope)  # type: ignore[misc]  # given an envelope: a Verdict
+                for result, envelope in zip(self.results(positions, records), envelopes)]
 
 
 def kafka_record(envelope: Envelope) -> tuple[Any, ...]:

@@ -139,19 +139,10 @@ def route_batches(bundle: RegistryBundle, table: RoutingTable,
 def _judged(judge: NativeJudge, rows: list[tuple[Any, ...]]) -> list[Any]:
     """Each row's raw result from the core (lib.rs: a definition's number, or a failure to make a Verdict of),
     the rows of each endpoint in one call; None for a row the Python judge decides."""
-    outcomes: list[Any] = [None] * len(rows)
-    by_endpoint: dict[str | None, tuple[list[int], list[tuple[Any, ...]]]] = {}
-    for number, (key, value, topic, partition, _, timestamp, headers, endpoint) in enumerate(rows):
-        numbers, records = by_endpoint.get(endpoint) or by_endpoint.setdefault(endpoint, ([], []))
-        numbers.append(number)
-        records.append((topic, partition, key, headers or [], value, timestamp))
-    for endpoint, (numbers, records) in by_endpoint.items():
-        position = judge.endpoint_position(endpoint)
-        if position is None:
-            continue
-        for number, outcome in zip(numbers, judge.judge_records(position, records), strict=True):
-            outcomes[number] = outcome
-    return outcomes
+    positions = {endpoint: judge.endpoint_position(endpoint) for endpoint in {row[7] for row in rows}}
+    return judge.results([positions[row[7]] for row in rows],
+                         [(topic, partition, key, headers or [], value, timestamp)
+                          for key, value, topic, partition, _, timestamp, headers, _ in rows])
 
 
 def route_frame(df: DataFrame, bundle: RegistryBundle, table: RoutingTable) -> DataFrame:
