@@ -13,7 +13,9 @@ Streaming candidates (Apache Kafka, deploy/brokers/kafka.sh; skipped with --no-k
   kafka-read     Spark's Kafka connector (`format("kafka")`) alone: micro-batches counted, nothing else
   kafka-copy     Spark's own Kafka to Kafka copy, no judging: key, value and headers written to another topic
                  by the connector, in the same micro-batches (issue 31's baseline for the runner)
-  kafka-runner   the whole runner: read, judge, route to Kafka topics, Parquet audit
+  kafka-runner   the whole runner as `xgate spark` runs by default: read, judge, route to Kafka topics, in one
+                 pass (the destinations share a cluster, no audit asked for)
+  kafka-runner-audit  the same with `--parquet`: each micro-batch persisted, produced, then written to Parquet
   xgate-run      `xgate run` (one process) on the same route with a fresh consumer group: timed from its first
                  routed message to the last (its startup and group join left out), rate over the rest
   cluster-runner kafka-runner on a standalone cluster of one master and two one-core workers
@@ -36,6 +38,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -115,9 +118,10 @@ def batch_candidates(spark: Any, lines: list[str]) -> dict[str, Callable[[], Non
     return {"check": check, "jvm-only": jvm_only, "arrow-identity": arrow_identity, "spark-validate": spark_validate}
 
 
-def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path, phases: dict[str, float],
+def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path, phases: dict[str, dict[str, float]],
                       verdicts: dict[str, int] | None = None) -> dict[str, Callable[[], None]]:
-    """`phases` receives where the runner's last round spent its time (see BatchWriter), `verdicts` its counts.
+    """`phases` receives where each runner's last round spent its time (see BatchWriter), `verdicts` their
+    counts (every round of both runners must give the same).
     The route's config directory is `work / "config"`."""
     import yaml
 
@@ -170,18 +174,18 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path, pha
                  .trigger(availableNow=True).start())
         query.awaitTermination()
 
-    def kafka_runner() -> None:
+    def kafka_runner(audit: bool = False) -> None:
         index = next(rounds)
-        writer = BatchWriter(plan, str(work / f"audit-{index}"), out=open(os.devnull, "w"))
+        writer = BatchWriter(plan, str(work / f"audit-{index}") if audit else None, out=open(os.devnull, "w"))
         query = start_query(spark, plan, writer, checkpoint=str(work / f"runner-{index}"), starting="earliest",
                             max_offsets=BATCH_ROWS, trigger_seconds=0, available_now=True)
-        query.awaitTermination()
+        writer.follow(query)
         assert writer.totals.records == len(records), f"judged {writer.totals.records} of {len(records)}"
-        phases.clear()
-        phases.update(writer.totals.phases)
-        phases["micro-batches"] = writer.totals.batches
+        name = "kafka-runner-audit" if audit else "kafka-runner"
+        phases[name] = dict(writer.totals.phases, **{"micro-batches": writer.totals.batches})
         if verdicts is not None:
-            verdicts.clear()
+            if verdicts and verdicts != writer.totals.verdicts:
+                raise RuntimeError(f"{name} gave {dict(writer.totals.verdicts)}, another round {verdicts}")
             verdicts.update(writer.totals.verdicts)
 
     def xgate_run() -> float:
@@ -196,7 +200,8 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path, pha
         (folder / "gateway.yaml").write_text(yaml.safe_dump(fresh), "utf-8")
         return timed_gateway(folder, len(records))
 
-    return {"kafka-read": kafka_read, "kafka-copy": kafka_copy, "kafka-runner": kafka_runner, "xgate-run": xgate_run}
+    return {"kafka-read": kafka_read, "kafka-copy": kafka_copy, "kafka-runner": kafka_runner,
+            "kafka-runner-audit": partial(kafka_runner, audit=True), "xgate-run": xgate_run}
 
 
 def routed_total(port: int) -> float:
@@ -271,7 +276,7 @@ def main() -> int:
     # one corpus for every candidate: the demo's Kafka telemetry (binary and structured CloudEvents, ~15% defects)
     records = kafka_records(args.count)
     lines = [json.dumps(r) + "\n" for r in records]
-    phases: dict[str, float] = {}
+    phases: dict[str, dict[str, float]] = {}
     verdicts: dict[str, int] = {}
     cluster: ClusterRunner | None = None
     with tempfile.TemporaryDirectory(prefix="xgate-bench-") as work:
@@ -309,8 +314,8 @@ def main() -> int:
         ratio_low, ratio_high = result["rate_over_check_range"][name]
         print(f"{name:<16} {result['messages_per_s'][name]:>10.0f} {medians[name]:>7.2f} [{low:.2f}-{high:.2f}]"
               f" {result['rate_over_check'][name]:>8.2f}x [{ratio_low:.2f}-{ratio_high:.2f}]")
-    if phases:
-        print("kafka-runner, last round: " + ", ".join(f"{name} {value:.1f}" for name, value in phases.items()))
+    for runner, spent in phases.items():
+        print(f"{runner}, last round: " + ", ".join(f"{name} {value:.1f}" for name, value in spent.items()))
     if "xgate-run" in medians:
         ratio = medians["xgate-run"] / medians["kafka-runner"]
         result["runner_over_xgate_run"] = ratio

@@ -155,7 +155,7 @@ def serve(args: argparse.Namespace) -> int:
                 query = start_query(spark, plan, writer, checkpoint=str(args.work / f"cluster-runner-{index}"),
                                     starting="earliest", max_offsets=args.max_offsets, trigger_seconds=0,
                                     available_now=True)
-                query.awaitTermination()
+                writer.follow(query)
                 seconds = time.perf_counter() - started
             if query.exception() is not None:
                 emit(out, {"error": str(query.exception())})

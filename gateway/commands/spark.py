@@ -87,9 +87,10 @@ def _run_stream(args: argparse.Namespace, snapshot: Any, bundle: Any) -> ExitCod
               f"checkpoint {checkpoint}" + (f", audit Parquet {args.parquet}" if args.parquet else ""),
               file=sys.stderr, flush=True)
         try:
-            query.awaitTermination()
+            writer.follow(query)
         except KeyboardInterrupt:
             query.stop()
+            writer.follow(query, timeout=0)  # the batches that ended before the stop are counted
         failure = query.exception()
         print(writer.totals.render(), file=sys.stdout, flush=True)
         if failure is not None:

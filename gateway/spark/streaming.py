@@ -2,13 +2,19 @@
 
 Every route whose source is a Kafka endpoint is read (one stream per source endpoint,
 unioned), judged and routed on the executors (`gateway.spark.routing`), and each
-micro-batch is written by `BatchWriter`:
+micro-batch is written:
 
 - to the routes' Kafka destinations: at-least-once (a batch replayed after a crash is
   produced again);
 - optionally to Parquet for audit, one directory per batch id written with overwrite,
   so a replayed batch (same id, same offsets from the checkpoint's offset log) replaces
   its own partial output: exactly-once.
+
+Without an audit and with every destination on one cluster, the query is one pass: the
+judged rows go straight to Spark's Kafka sink, and the executors count verdicts, actions
+and destinations per micro-batch in an accumulator (`DataFrame.observe` cost a tenth of
+the pass: its expressions are evaluated row by row). Otherwise `BatchWriter` runs per micro-batch
+(persisted once: counted, produced per cluster, audited), so no record is judged twice.
 
 Routes from other protocols are left to `xgate run`; a Kafka route with a destination
 of another protocol is refused (the Spark runner produces to Kafka only). A Kafka
@@ -18,23 +24,25 @@ nowhere.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from gateway.errors import AdapterError, GatewayError
 from gateway.loader import Snapshot
 from gateway.runtime.routes import SOURCE_USAGES, Route, endpoint_config, resolve_routes
 from gateway.settings import Settings
 from gateway.spark.kafka_options import JVM_FORMAT, jvm_options
-from gateway.spark.routing import RoutingTable, route_frame, routing_table
+from gateway.spark.routing import BatchCounts, RoutingTable, route_frame, routing_table
 from gateway.spark.shipping import RegistryBundle
 from protocol_adapters.kafka.options import Connection, source_options
 
 if TYPE_CHECKING:
+    from pyspark.accumulators import AccumulatorParam
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
@@ -173,9 +181,24 @@ class Totals:
     verdicts: Counter[str] = field(default_factory=Counter)
     actions: Counter[str] = field(default_factory=Counter)
     destinations: Counter[str] = field(default_factory=Counter)
-    # seconds spent per phase of the micro-batches: read and judge, produce to Kafka, write the audit
+    # seconds spent per phase of the micro-batches (BatchWriter's phases, or the single pass's addBatch)
     phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     started: float = field(default_factory=time.monotonic)
+
+    def add(self, counts: list[tuple[str, str, str | None, int]]) -> Counter[str]:
+        """One micro-batch's (verdict, action, destination, count) groups; returns its verdict counts."""
+        verdicts: Counter[str] = Counter()
+        self.batches += 1
+        for verdict, action, destination, count in counts:
+            if not count:
+                continue  # a group without rows
+            self.records += count
+            verdicts[verdict] += count
+            self.actions[action] += count
+            if destination is not None:
+                self.destinations[destination] += count
+        self.verdicts.update(verdicts)
+        return verdicts
 
     def render(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -192,16 +215,27 @@ class Totals:
 
 
 class BatchWriter:
-    """The foreachBatch function (runs on the driver): Kafka destinations, then the Parquet audit, then counts."""
+    """Writes and counts the query's micro-batches.
+
+    `single_pass` names the one cluster the query can produce to directly (no audit, every destination on it);
+    then the executors count into `counts`, read per micro-batch as its progress is reported (`follow`). Otherwise this object is the
+    foreachBatch function (runs on the driver): counts, Kafka destinations per cluster, then the Parquet audit."""
 
     def __init__(self, plan: StreamPlan, parquet: str | None, out: TextIO = sys.stderr) -> None:
         self.plan = plan
         self.parquet = parquet
         self.out = out
         self.totals = Totals()
+        # destinations by cluster (the first one's connection writes for all: client ids differ per endpoint)
         self._clusters: dict[Connection, list[str]] = {}
+        first: dict[Connection, Connection] = {}
         for endpoint_id, destination in plan.table.destinations:
-            self._clusters.setdefault(destination.connection, []).append(endpoint_id)
+            connection = first.setdefault(replace(destination.connection, client_id=""), destination.connection)
+            self._clusters.setdefault(connection, []).append(endpoint_id)
+        self.single_pass: Connection | None = next(iter(self._clusters)) if parquet is None and \
+            len(self._clusters) == 1 else None
+        self._folded: set[int] = set()
+        self.counts: Any = None  # the single pass's accumulator (routing.BatchCounts), made by start_query
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         from pyspark import StorageLevel
@@ -224,13 +258,9 @@ class BatchWriter:
             # one write per cluster: the `topic` column says where each record goes
             for connection, endpoint_ids in self._clusters.items():
                 wanted = [endpoint_id for endpoint_id in endpoint_ids if endpoint_id in routed]
-                if not wanted:
-                    continue
-                records = batch.where(F.col("destination").isin(wanted)).select(
-                    F.col("out_topic").alias("topic"), F.col("out_key").alias("key"),
-                    F.col("out_value").alias("value"), F.col("out_headers").alias("headers"),
-                    F.col("out_partition").alias("partition"))
-                records.write.format(JVM_FORMAT).options(**jvm_options(connection)).mode("append").save()
+                if wanted:
+                    _kafka_columns(batch.where(F.col("destination").isin(wanted))).write.format(JVM_FORMAT) \
+                        .options(**jvm_options(connection)).mode("append").save()
             lap("produce to Kafka")
             if self.parquet is not None:
                 (batch.select(*AUDIT_COLUMNS).write.mode("overwrite")
@@ -238,30 +268,76 @@ class BatchWriter:
                 lap("write Parquet")
         finally:
             batch.unpersist()
-        self._count(batch_id, counts, time.monotonic() - started)
+        self._count(batch_id, [(row["verdict"], row["action"], row["destination"], row["count"]) for row in counts],
+                    time.monotonic() - started)
 
-    def _count(self, batch_id: int, counts: list[Any], seconds: float) -> None:
-        size = sum(row["count"] for row in counts)
-        totals = self.totals
-        totals.batches += 1
-        totals.records += size
-        verdicts: Counter[str] = Counter()
-        for row in counts:
-            verdicts[row["verdict"]] += row["count"]
-            totals.actions[row["action"]] += row["count"]
-            if row["destination"] is not None:
-                totals.destinations[row["destination"]] += row["count"]
-        totals.verdicts.update(verdicts)
+    def follow(self, query: StreamingQuery, timeout: float | None = None) -> bool:
+        """Wait for the query to end (or `timeout` seconds), counting each micro-batch as its progress is
+        reported; True when it ended. A failed query ends too: its exception is `query.exception()`."""
+        from pyspark.errors import StreamingQueryException
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            # whole seconds (pyspark's signature), at most one between counts
+            wait = 1 if deadline is None else math.ceil(max(0.0, min(1.0, deadline - time.monotonic())))
+            try:
+                ended = query.awaitTermination(wait)
+            except StreamingQueryException:
+                ended = True
+            self._fold(query.recentProgress)
+            if ended or (deadline is not None and time.monotonic() >= deadline):
+                return bool(ended)
+
+    def _fold(self, progress: list[Any]) -> None:
+        """Count each single-pass micro-batch once it has ended (its progress reported): its rows as the
+        executors' tasks added them to the accumulator, taken out of it here."""
+        if self.single_pass is None or self.counts is None:
+            return  # foreachBatch counted its batches itself
+        for report in progress:
+            if report.batchId in self._folded:
+                continue
+            self._folded.add(report.batchId)
+            tallied = self.counts.value  # the driver's dict: its entries for this batch are taken out
+            mine = [group for group in list(tallied) if group[0] == str(report.batchId)]
+            counts = [(*group[1:], tallied.pop(group)) for group in mine]
+            seconds = report.durationMs.get("addBatch", 0) / 1000
+            self.totals.phases["read, judge and produce"] += seconds
+            if counts or report.numInputRows:
+                self._count(report.batchId, counts, seconds)
+
+    def _count(self, batch_id: int, counts: list[tuple[str, str, str | None, int]], seconds: float) -> None:
+        verdicts = self.totals.add(counts)
+        size = sum(verdicts.values())
         if size:
-            parts = ", ".join(f"{name} {count}" for name, count in sorted(verdicts.items()))
+            parts = ", ".join(f"{name} {count}" for name, count in sorted(verdicts.items()) if count)
             print(f"xgate spark: batch {batch_id}: {size} records in {seconds:.2f} s ({parts})", file=self.out,
                   flush=True)
 
 
+def _kafka_columns(routed: DataFrame) -> DataFrame:
+    """The columns Spark's Kafka sink writes: each record's destination topic, partition, key, value, headers."""
+    from pyspark.sql import functions as F
+
+    return routed.select(F.col("out_topic").alias("topic"), F.col("out_key").alias("key"),
+                         F.col("out_value").alias("value"), F.col("out_headers").alias("headers"),
+                         F.col("out_partition").alias("partition"))
+
+
 def start_query(spark: SparkSession, plan: StreamPlan, writer: BatchWriter, *, checkpoint: str, starting: str | None,
                 max_offsets: int | None, trigger_seconds: float, available_now: bool) -> StreamingQuery:
-    routed = route_frame(read_sources(spark, plan, starting, max_offsets), plan.bundle, plan.table)
-    query = routed.writeStream.queryName("xgate").foreachBatch(writer).option("checkpointLocation", checkpoint)
+    """Start the query (one pass, or foreachBatch: see the module docstring); `writer.follow(query)` waits and
+    counts."""
+    sources = read_sources(spark, plan, starting, max_offsets)
+    if writer.single_pass is not None:
+        # BatchCounts follows pyspark's AccumulatorParam protocol without importing pyspark on executors' import path
+        writer.counts = spark.sparkContext.accumulator({}, cast("AccumulatorParam[Any]", BatchCounts()))
+        produced = route_frame(sources, plan.bundle, plan.table, produced=True, counts=writer.counts)
+        query = produced.writeStream.queryName("xgate").format(JVM_FORMAT).options(
+            **jvm_options(writer.single_pass))
+    else:
+        routed = route_frame(sources, plan.bundle, plan.table)
+        query = routed.writeStream.queryName("xgate").foreachBatch(writer)
+    query = query.option("checkpointLocation", checkpoint)
     if available_now:
         query = query.trigger(availableNow=True)
     else:

@@ -2,10 +2,13 @@
 //! `Core` is built once from it and judges a batch of Kafka records in one call, with the GIL released while
 //! it judges. The records' bytes are borrowed from their Python objects, never copied.
 //!
+//! `judge_arrow` takes the same records as Arrow columns (Spark's `mapInArrow`), with no Python object per row.
+//!
 //! Each message's result is a plain value: an int (the index of the definition it conforms to), a tuple
 //! `(closest index or None, violations)` where each violation is `(path, rule index, expected, actual,
 //! message)`, or None when a candidate has no lowered form and the Python judge must decide.
 
+mod arrow;
 mod check;
 mod event;
 mod json;
@@ -154,6 +157,71 @@ impl Core {
             }
         }
     }
+
+    /// Judge `rows` Kafka records given as Arrow columns (arrow.rs): `endpoints` holds each row's endpoint
+    /// position as a little-endian int32 (-1: the Python judge decides). Returns `(conformant, others)`: an
+    /// int32 per row, the definition a conformant row conforms to or -1, and `[(row, result)]` for every other
+    /// row, its result as `judge_kafka` gives it.
+    #[allow(clippy::too_many_arguments)]
+    fn judge_arrow<'py>(&self, py: Python<'py>, rows: usize, endpoints: PyBackedBytes, topic: VariableBuffers,
+                        partition: FixedBuffers, key: VariableBuffers, value: VariableBuffers,
+                        headers: FixedBuffers, header_keys: VariableBuffers, header_values: VariableBuffers,
+                        timestamp: FixedBuffers) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyList>)> {
+        if endpoints.len() != rows * 4 {
+            return Err(PyValueError::new_err("an endpoint position (int32) for each row"));
+        }
+        let columns = arrow::Columns {
+            topic: variable(&topic),
+            partition: fixed(&partition, 4),
+            key: variable(&key),
+            value: variable(&value),
+            headers: arrow::Headers { validity: headers.0.as_deref(), offsets: &headers.1, offset: headers.2,
+                                      keys: variable(&header_keys), values: variable(&header_values) },
+            timestamp: fixed(&timestamp, 8),
+        };
+        let judge = &self.judge;
+        let count = judge.endpoint_ids.len();
+        let outcomes: Vec<Outcome> = py.detach(|| {
+            endpoints.chunks_exact(4).enumerate().map(|(row, position)| {
+                let position = i32::from_le_bytes([position[0], position[1], position[2], position[3]]);
+                match (usize::try_from(position), columns.record(row)) {
+                    (Ok(at), Some(record)) if at < count => judge.judge(at, &record),
+                    _ => Outcome::Defer,
+                }
+            }).collect()
+        });
+        let mut conformant = Vec::with_capacity(rows * 4);
+        let others = PyList::empty(py);
+        for (row, outcome) in outcomes.into_iter().enumerate() {
+            let number: i32 = match outcome {
+                Outcome::Conformant(d) => i32::try_from(d).map_err(|_| PyValueError::new_err("too many definitions"))?,
+                Outcome::Defer => {
+                    others.append((row, py.None()))?;
+                    -1
+                }
+                Outcome::Nonconformant(d, violations) => {
+                    let found = violations.into_iter().map(|v| self.violation(py, v)).collect::<PyResult<Vec<_>>>()?;
+                    others.append((row, (d, PyList::new(py, found)?)))?;
+                    -1
+                }
+            };
+            conformant.extend_from_slice(&number.to_le_bytes());
+        }
+        Ok((PyBytes::new(py, &conformant), others))
+    }
+}
+
+/// An Arrow binary or string column's buffers as the Python side sends them: (validity, offsets, data, offset).
+type VariableBuffers = (Option<PyBackedBytes>, PyBackedBytes, PyBackedBytes, usize);
+/// A fixed-width integer column's: (validity, data, offset).
+type FixedBuffers = (Option<PyBackedBytes>, PyBackedBytes, usize);
+
+fn variable(buffers: &VariableBuffers) -> arrow::Variable<'_> {
+    arrow::Variable { validity: buffers.0.as_deref(), offsets: &buffers.1, data: &buffers.2, offset: buffers.3 }
+}
+
+fn fixed(buffers: &FixedBuffers, width: usize) -> arrow::Fixed<'_> {
+    arrow::Fixed { validity: buffers.0.as_deref(), data: &buffers.1, offset: buffers.2, width }
 }
 
 /// `xgate check`'s judge of recorded lines (check.rs), over one Core, with the tables the Python side

@@ -9,12 +9,23 @@ Violation = tuple[str, int, Any, Any, str]
 # the Python judge must decide
 Result = int | tuple[int | None, list[Violation]] | None
 
+# an Arrow column's buffers: (validity or None, offsets, data, array offset) or, fixed-width, (validity, data,
+# array offset)
+Variable = tuple[bytes | None, bytes, bytes, int]
+Fixed = tuple[bytes | None, bytes, int]
+
 class Core:
     # plan: the plan's JSON text; rules and schemas: each definition's rules and each schema as JSON text, in
     # the plan's order (kept as these strs, read on first use)
     def __init__(self, plan: str, rules: list[str], schemas: list[str], constants: list[Any]) -> None: ...
     def endpoint(self, id: str) -> int: ...
     def judge_kafka(self, endpoint: int, records: Iterable[Any]) -> list[Result]: ...
+    # Arrow columns' buffers (native/src/arrow.rs): each row's endpoint position as int32 (-1: Python decides),
+    # then topic, partition, key, value, headers (list validity, offsets, offset), header keys, header values,
+    # timestamp; returns each row's conformant definition as int32 (-1: see the list) and [(row, result)]
+    def judge_arrow(self, rows: int, endpoints: bytes, topic: Variable, partition: Fixed, key: Variable,
+                    value: Variable, headers: Fixed, header_keys: Variable, header_values: Variable,
+                    timestamp: Fixed) -> tuple[bytes, list[tuple[int, Result]]]: ...
 
 # per chunk: conformant and nonconformant counts by definition, the unmatched count, violations by rule
 Counts = tuple[list[int], list[int], int, list[int]]

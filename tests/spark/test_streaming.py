@@ -107,7 +107,7 @@ def run_stream(spark: Any, folder: Path, tmp_path: Path, max_offsets: int | None
     writer = BatchWriter(plan, str(tmp_path / "audit"))
     query = start_query(spark, plan, writer, checkpoint=str(tmp_path / "checkpoint"), starting="earliest",
                         max_offsets=max_offsets, trigger_seconds=0, available_now=True)
-    query.awaitTermination(300)
+    assert writer.follow(query, timeout=300), "the query did not end within 300 s"
     assert query.exception() is None, query.exception()
     assert not query.isActive
     return writer, tmp_path / "audit"
@@ -186,6 +186,52 @@ def test_integration_traffic_routed_and_identical_to_check(spark: Any, tmp_path:
             assert json.loads(headers["xgate-violations"])
     valid_bodies = sorted(m.value for m in arrivals["valid"])  # the topic as read above, not read twice
     assert valid_bodies == sorted(r["value"] for r in rows if r["destination"] == "valid")
+
+
+def test_single_pass_without_audit_routes_and_counts_as_check_judges(spark: Any, tmp_path: Path) -> None:
+    """No --parquet, one cluster: the judged rows go straight to the Kafka sink, the counts come from the
+    query's observed metrics. Each destination holds exactly the records `xgate check`'s verdicts send there."""
+    run = uuid.uuid4().hex[:8]
+    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
+    options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
+    document = it_traffic.registry("KAFKA", options)
+    document["endpoints"]["in"]["labels"] = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq",
+                                             "xgate.route.unmatched": "unknown"}
+    (tmp_path / "it.xreg.json").write_text(json.dumps(document), "utf-8")
+    folder = config_dir(tmp_path, [tmp_path / "it.xreg.json"], None)
+    records = it_traffic.mixed("KAFKA", 600)
+    placed = produce(topics["in"], records)
+    expected = {position: json.loads(line) for position, line in
+                expected_lines([folder], topics["in"], records, placed).items()}
+    values = dict(zip(placed, (outgoing_record(envelope_from_record(r)).value for r in records), strict=True))
+
+    snapshot, bundle = bundle_from_paths([folder])
+    settings, problems = load_settings(folder)
+    assert not problems
+    writer = BatchWriter(plan_stream(snapshot, settings, bundle), None)
+    assert writer.single_pass is not None
+    query = start_query(spark, writer.plan, writer, checkpoint=str(tmp_path / "checkpoint"), starting="earliest",
+                        max_offsets=250, trigger_seconds=0, available_now=True)
+    assert writer.follow(query, timeout=300) and query.exception() is None, query.exception()
+
+    def destination(verdict: dict[str, Any]) -> str:
+        if verdict["verdict"] == "conformant":
+            return "valid"
+        return "dlq" if verdict["messageid"] is not None else "unknown"
+
+    wanted = Counter(destination(v) for v in expected.values())
+    assert set(wanted) == {"valid", "dlq", "unknown"}
+    totals = writer.totals
+    assert totals.records == len(records) and totals.batches == 3
+    assert totals.verdicts == Counter(v["verdict"] for v in expected.values())
+    assert totals.destinations == wanted and totals.actions == {"forwarded": wanted["valid"],
+                                                                "deadlettered": len(records) - wanted["valid"]}
+    for name in ("valid", "dlq", "unknown"):
+        arrived = read_topic(topics[name], wanted[name])
+        assert sorted(m.value for m in arrived) == sorted(values[p] for p, v in expected.items()
+                                                          if destination(v) == name), name
+        if name != "valid":
+            assert all(dict(m.headers)["xgate-verdict"] == b"nonconformant" for m in arrived)
 
 
 def test_cloudevents_bindings_kafka_identical_to_check(spark: Any, tmp_path: Path) -> None:
