@@ -151,7 +151,7 @@ def serve(args: argparse.Namespace) -> int:
                 break
             with open(os.devnull, "w") as quiet:
                 started = time.perf_counter()
-                writer = BatchWriter(plan, str(args.work / f"cluster-audit-{index}"), out=quiet)
+                writer = BatchWriter(plan, None, out=quiet)  # as kafka-runner: one pass, no audit
                 query = start_query(spark, plan, writer, checkpoint=str(args.work / f"cluster-runner-{index}"),
                                     starting="earliest", max_offsets=args.max_offsets, trigger_seconds=0,
                                     available_now=True)

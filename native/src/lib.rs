@@ -12,6 +12,7 @@ mod arrow;
 mod check;
 mod event;
 mod json;
+mod murmur;
 mod judge;
 mod payload;
 mod plan;
@@ -25,9 +26,10 @@ mod value;
 mod verdict;
 
 use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::event::Record;
 use crate::judge::Core as Judge;
@@ -68,14 +70,17 @@ impl Held {
 
 /// A record: a tuple `(topic, partition, key, headers, value, timestamp)` or any object with those
 /// attributes (aiokafka's ConsumerRecord).
-fn hold(item: &Bound<'_, PyAny>) -> PyResult<Held> {
-    let part = |index: usize, name: &str| -> PyResult<Bound<'_, PyAny>> {
-        match item.cast::<PyTuple>() {
-            Ok(tuple) => tuple.get_item(index),
-            Err(_) => item.getattr(name),
+fn hold<'py>(item: &Bound<'py, PyAny>) -> PyResult<Held> {
+    let py = item.py();
+    let tuple = item.cast::<PyTuple>().ok();
+    // attribute names interned once: a fresh str per lookup would cost more than the lookup
+    let part = |index: usize, name: &Bound<'py, PyString>| -> PyResult<Bound<'py, PyAny>> {
+        match tuple {
+            Some(tuple) => tuple.get_item(index),
+            None => item.getattr(name),
         }
     };
-    let headers_object = part(3, "headers")?;
+    let headers_object = part(3, intern!(py, "headers"))?;
     let mut headers = Vec::new();
     if !headers_object.is_none() {
         for pair in headers_object.try_iter()? {
@@ -85,12 +90,12 @@ fn hold(item: &Bound<'_, PyAny>) -> PyResult<Held> {
         }
     }
     Ok(Held {
-        topic: part(0, "topic")?.extract()?,
-        partition: part(1, "partition")?.extract()?,
-        key: part(2, "key")?.extract()?,
+        topic: part(0, intern!(py, "topic"))?.extract()?,
+        partition: part(1, intern!(py, "partition"))?.extract()?,
+        key: part(2, intern!(py, "key"))?.extract()?,
         headers,
-        value: part(4, "value")?.extract()?,
-        timestamp: part(5, "timestamp")?.extract()?,
+        value: part(4, intern!(py, "value"))?.extract()?,
+        timestamp: part(5, intern!(py, "timestamp"))?.extract()?,
     })
 }
 
@@ -283,9 +288,16 @@ impl Core {
     }
 }
 
+/// Kafka's default partitioner's hash of a record key (murmur.rs).
+#[pyfunction]
+fn murmur2(key: &[u8]) -> u32 {
+    murmur::murmur2(key)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
+    m.add_function(wrap_pyfunction!(murmur2, m)?)?;
     m.add_class::<Checker>()?;
     m.add("PLAN_VERSION", plan::PLAN_VERSION)?;
     Ok(())

@@ -1,7 +1,8 @@
 """xgate's native judging core (native/src): `Core` judges a batch of Kafka records against a lowered plan
 (gateway/compiler/lower.py writes it; gateway/compiler/core.py is the Python face that uses it); `Checker`
-judges `xgate check`'s recorded lines over a Core (gateway/check.py)."""
+judges `xgate check`'s recorded lines over a Core (gateway/check.py); `murmur2` is the Kafka partitioner's
+hash (protocol_adapters/kafka/partitioning.py)."""
 
-from xgate_core._core import PLAN_VERSION, Checker, Core
+from xgate_core._core import PLAN_VERSION, Checker, Core, murmur2
 
-__all__ = ["PLAN_VERSION", "Checker", "Core"]
+__all__ = ["PLAN_VERSION", "Checker", "Core", "murmur2"]

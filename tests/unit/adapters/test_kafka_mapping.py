@@ -242,3 +242,27 @@ class TestPartitionTracker:
         assert part.pending(0) and not part.pending(1) and not part.pending(2)
         part.ack(0)
         assert not part.pending(0) and part.commit_to == 2
+
+    @staticmethod
+    def tracked(offsets: list[int]) -> _Partition:
+        part = _Partition()
+        part.track_many(offsets)
+        return part
+
+    def test_a_batch_that_is_the_oldest_handed_out_is_taken_off_at_once(self) -> None:
+        part = self.tracked([10, 12, 15, 16, 20])
+        assert part.ack_many([10, 12, 15]) and part.commit_to == 16
+        assert list(part.order) == [16, 20] and part.open == {16, 20} and not part.acked
+        assert part.ack_many([20, 16]) and part.commit_to == 21 and not part.order and not part.open
+
+    def test_a_batch_acknowledged_out_of_order_waits_for_the_gap(self) -> None:
+        part = self.tracked(list(range(10)))
+        assert not part.ack_many([3, 4, 5]) and part.commit_to is None
+        assert part.ack_many([0, 1, 2]) and part.commit_to == 6  # 3-5 were held back, now they count
+        assert not part.ack_many([8, 9]) and part.ack_many([6, 7]) and part.commit_to == 10
+
+    def test_a_batch_with_stale_repeated_or_unknown_offsets_counts_only_the_open_ones(self) -> None:
+        part = self.tracked([5, 6, 7])
+        assert part.ack_many([5, 5, 99]) and part.commit_to == 6  # a repeat and an offset never handed out
+        assert not part.ack_many([5]) and part.ack_many([6, 7, 8]) and part.commit_to == 8
+        assert not part.pending(6) and not part.order
