@@ -56,7 +56,7 @@ class NativeJudge:
         if not self.available:
             return
         self.plan = lower_ruleset(ruleset)
-        self.core = xgate_core.Core(self.plan.text, self.plan.rules, self.plan.schemas, self.plan.constants)
+        self.core = xgate_core.Core(self.plan.text, self.plan.text_of, self.plan.constants)
         self.positions = {endpoint_id: self.core.endpoint(endpoint_id) for endpoint_id in ruleset.endpoints}
         self.ids = [(d.groupid, d.messageid) for d in self.plan.definitions]
         # one conformant Verdict per definition, shared by every message that conforms to it

@@ -8,10 +8,12 @@ a Confluent registry's wire format), a protocol option of another protocol than 
 twice, a templated `key_base64`. The core itself also refuses templates with two placeholders in one piece
 between `/ ? #` (templates.py rules 2 and 3) and schemas its engine does not compile the same way.
 
-The plan is JSON text, each definition's rules and each payload schema as JSON text beside it (the core
-keeps those strs as they are and reads one on its definition's first message: a definition nobody's traffic
-names costs its text), plus a list of constants: the document values that violations name as `expected`,
-kept as the Python objects they were.
+The plan is JSON text, plus a list of constants: the document values that violations name as `expected`,
+kept as the Python objects they were. A definition's rules and a payload schema are not in it: the core asks
+for each (`LoweredPlan.text_of`) on the first message that needs it, and they are lowered again then, from
+the compiled definition the ruleset holds anyway, with the same constant and schema numbers as the first
+time. A definition nobody's traffic names costs its entry in the plan and nothing else (issue 31: the texts
+held up front cost 3.5 MiB per 1,000 definitions).
 """
 
 from __future__ import annotations
@@ -39,35 +41,29 @@ class NotLowered(Exception):
 
 
 @dataclass
-class LoweredPlan:
-    """The plan's text, each definition's rules and each schema as text beside it, its constants, and the
-    definitions by their index in it. The core keeps the rule and schema texts as these strs (not a copy)
-    and reads each on first use."""
-
-    text: str
-    rules: list[str]
-    schemas: list[str]
-    constants: list[Any]
-    definitions: list[CompiledDefinition]
-    native: list[bool]
-
-
-@dataclass
 class _Lowering:
     constants: list[Any] = field(default_factory=list)
-    schemas: list[tuple[str, str]] = field(default_factory=list)  # (draft, text)
+    schemas: list[JsonSchemaValidator] = field(default_factory=list)
     schema_index: dict[int, int] = field(default_factory=dict)
+    # lowering a definition again (LoweredPlan.text_of): its constants take the numbers they had the first
+    # time, counting from this one, and nothing is added
+    replaying: int | None = None
 
     def constant(self, value: Any) -> int:
+        if self.replaying is not None:
+            self.replaying += 1
+            return self.replaying - 1
         self.constants.append(value)
         return len(self.constants) - 1
 
     def schema(self, validator: JsonSchemaValidator) -> int:
         known = self.schema_index.get(id(validator))
         if known is None:
+            if self.replaying is not None:
+                raise NotLowered("a schema not met when the plan was made")  # cannot happen: same definition
             _check_json(validator.schema)
             known = self.schema_index[id(validator)] = len(self.schemas)
-            self.schemas.append((validator.draft, _text(validator.schema)))
+            self.schemas.append(validator)
         return known
 
     def value_check(self, path: str, propdef: dict[str, Any], default_type: str | None) -> dict[str, Any]:
@@ -167,6 +163,29 @@ def _check_json(value: Any) -> None:
             raise NotLowered(f"integer {item} past 64 bits")
 
 
+@dataclass
+class LoweredPlan:
+    """The plan's text, its constants, the definitions by their index in it and whether each is judged by
+    the core; `text_of` gives a definition's rules or a schema as JSON text when the core asks."""
+
+    text: str
+    constants: list[Any]
+    definitions: list[CompiledDefinition]
+    native: list[bool]
+    lowering: _Lowering
+    # per definition: its rank in the plan and the number of its first constant
+    ranks: list[int]
+    first_constants: list[int]
+
+    def text_of(self, kind: str, index: int) -> str:
+        """`kind` "rules": definition `index`'s rules, lowered again as they were for the plan; "schema":
+        payload schema `index`. Each lowering is its own object: threads of the core may ask at once."""
+        if kind == "schema":
+            return _text(self.lowering.schemas[index].schema)
+        again = _Lowering(schema_index=self.lowering.schema_index, replaying=self.first_constants[index])
+        return _text(again.definition(self.definitions[index], self.ranks[index])["rules"])
+
+
 def lower_ruleset(ruleset: Ruleset) -> LoweredPlan:
     """The plan of every endpoint's Kafka index."""
     lowering = _Lowering()
@@ -179,8 +198,13 @@ def lower_ruleset(ruleset: Ruleset) -> LoweredPlan:
                 definitions.append(definition)
     by_rank = sorted(range(len(definitions)), key=lambda i: definitions[i].rank)
     rank = {index: position for position, index in enumerate(by_rank)}
-    planned = [lowering.definition(d, rank[i]) for i, d in enumerate(definitions)]
-    rule_texts = [_text(plan.pop("rules")) for plan in planned]
+    planned: list[dict[str, Any]] = []
+    first_constants: list[int] = []
+    for i, definition in enumerate(definitions):
+        first_constants.append(len(lowering.constants))
+        plan = lowering.definition(definition, rank[i])
+        del plan["rules"]  # lowered again when the core asks (text_of): only whether it could be is kept
+        planned.append(plan)
     endpoints = []
     for endpoint_id, rules in ruleset.endpoints.items():
         index = rules.index_for("KAFKA")
@@ -197,10 +221,10 @@ def lower_ruleset(ruleset: Ruleset) -> LoweredPlan:
     plan = {"version": PLAN_VERSION,
             "limits": {"max_body_bytes": limits.max_body_bytes, "max_headers": limits.max_headers,
                        "max_header_bytes": limits.max_header_bytes, "unique": limits.reject_duplicate_keys},
-            "schemas": [{"draft": draft} for draft, _ in lowering.schemas], "definitions": planned,
+            "schemas": [{"draft": validator.draft} for validator in lowering.schemas], "definitions": planned,
             "endpoints": endpoints}
-    return LoweredPlan(_text(plan), rule_texts, [text for _, text in lowering.schemas], lowering.constants, definitions,
-                       [p["native"] for p in planned])
+    return LoweredPlan(_text(plan), lowering.constants, definitions, [p["native"] for p in planned], lowering,
+                       [rank[i] for i in range(len(definitions))], first_constants)
 
 
 def _text(value: Any) -> str:

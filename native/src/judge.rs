@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::event::{parse_structured, read_binary, read_structured, read_structured_tape, structured_mode, Event, Record};
 use crate::payload::{Draft, JsonSchema};
-use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, SchemaPlan, Text, PLAN_VERSION};
+use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, SchemaPlan, Texts, PLAN_VERSION};
 use crate::pyrepr::{repr_str, truncate_str, Actual};
 use crate::tape::{self, Doc};
 use crate::rules::{cloudevents_rules, content_types_agree, not_utf8, read_option, Found, Payload, ValueCheck};
@@ -44,9 +44,8 @@ struct Definition {
     discriminator_unknown: bool,
     rank: u32,
     discriminator: Option<Discriminator>,
-    /// the plan's rules as text, compiled on the first message that names the definition: one nobody's
-    /// traffic names costs its text, which the Python side holds anyway (issue 31)
-    plan: Text,
+    /// its rules, asked for and compiled on the first message that names the definition: one nobody's
+    /// traffic names costs its plan entry only (issue 31)
     rules: OnceLock<Rules>,
 }
 
@@ -74,6 +73,7 @@ struct Endpoint {
 }
 
 pub struct Core {
+    texts: Box<dyn Texts>,
     limits: Limits,
     schemas: Vec<LazySchema>,
     definitions: Vec<Definition>,
@@ -83,22 +83,17 @@ pub struct Core {
 }
 
 impl Core {
-    /// `rules` and `schemas`: each definition's rules and each schema as JSON text, in the plan's order.
-    pub fn from_plan(plan: Plan, rules: Vec<Text>, schemas: Vec<Text>) -> Result<Core, String> {
+    /// `texts`: each definition's rules and each schema as JSON text, by their positions in the plan.
+    pub fn from_plan(plan: Plan, texts: Box<dyn Texts>) -> Result<Core, String> {
         if plan.version != PLAN_VERSION {
             return Err(format!("plan version {} is not {PLAN_VERSION}: rebuild the native core (make install)",
                                plan.version));
         }
-        if rules.len() != plan.definitions.len() || schemas.len() != plan.schemas.len() {
-            return Err(format!("{} definitions and {} schemas in the plan, their texts {} and {}",
-                               plan.definitions.len(), plan.schemas.len(), rules.len(), schemas.len()));
-        }
-        let definitions = plan.definitions.into_iter().zip(rules).map(|(d, r)| definition(d, r)).collect::<Vec<_>>();
-        let schemas = plan.schemas.into_iter().zip(schemas)
-            .map(|(plan, text)| LazySchema { plan, text, compiled: OnceLock::new() }).collect();
+        let definitions = plan.definitions.into_iter().map(definition).collect::<Vec<_>>();
+        let schemas = plan.schemas.into_iter().map(|plan| LazySchema { plan, compiled: OnceLock::new() }).collect();
         let endpoint_ids = plan.endpoints.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         let endpoints = plan.endpoints.into_iter().map(|e| endpoint(e, &definitions)).collect();
-        Ok(Core { limits: plan.limits, schemas, definitions, endpoints, endpoint_ids })
+        Ok(Core { texts, limits: plan.limits, schemas, definitions, endpoints, endpoint_ids })
     }
 
     pub fn definition_count(&self) -> usize {
@@ -156,12 +151,24 @@ impl Core {
             return false;
         }
         let rules = self.rules(d);
-        rules.native && rules.schemas.iter().all(|&schema| self.schemas[schema].get().is_some())
+        rules.native && rules.schemas.iter().all(|&schema| self.schema(schema).is_some())
     }
 
     fn rules(&self, d: usize) -> &Rules {
-        let definition = &self.definitions[d];
-        definition.rules.get_or_init(|| compile_rules((*definition.plan).as_ref(), self.schemas.len()))
+        self.definitions[d].rules.get_or_init(|| match self.texts.rules(d) {
+            Some(text) => compile_rules(&text, self.schemas.len()),
+            None => Rules { native: false, rules: Vec::new(), schemas: Vec::new() },
+        })
+    }
+
+    /// A payload schema, compiled on first use; None when it has no text or the crate refuses it.
+    fn schema(&self, index: usize) -> Option<&JsonSchema> {
+        let lazy = &self.schemas[index];
+        lazy.compiled.get_or_init(|| {
+            let draft = Draft::from_name(&lazy.plan.draft)?;
+            let schema: serde_json::Value = serde_json::from_str(&self.texts.schema(index)?).ok()?;
+            JsonSchema::compile(&schema, draft).ok()
+        }).as_ref()
     }
 
     /// ruleset.py `_Index.candidates`: the fixed hits and the floating definitions whose discriminator fits.
@@ -307,7 +314,7 @@ impl Core {
                 }
             }
             CompiledRule::Payload { schema, cloudevents } => {
-                let validator = self.schemas[*schema].get().expect("a definition whose schema fails is deferred");
+                let validator = self.schema(*schema).expect("a definition whose schema fails is deferred");
                 payload.check(*schema, validator, message.event, *cloudevents)
             }
         }
@@ -367,24 +374,13 @@ fn unknown(event: Option<&Event>) -> Violation {
     }
 }
 
-/// One payload schema of the plan, compiled on first use.
+/// One payload schema of the plan, compiled on first use (`Core::schema`).
 struct LazySchema {
     plan: SchemaPlan,
-    text: Text,
     compiled: OnceLock<Option<JsonSchema>>,
 }
 
-impl LazySchema {
-    fn get(&self) -> Option<&JsonSchema> {
-        self.compiled.get_or_init(|| {
-            let draft = Draft::from_name(&self.plan.draft)?;
-            let schema: serde_json::Value = serde_json::from_str((*self.text).as_ref()).ok()?;
-            JsonSchema::compile(&schema, draft).ok()
-        }).as_ref()
-    }
-}
-
-fn definition(plan: DefinitionPlan, rules: Text) -> Definition {
+fn definition(plan: DefinitionPlan) -> Definition {
     let discriminator = plan.discriminator.as_ref().map(|d| Discriminator {
         reads: if d.read == "type" { Reads::Type } else { Reads::Topic },
         value: d.value.clone(),
@@ -397,7 +393,6 @@ fn definition(plan: DefinitionPlan, rules: Text) -> Definition {
         discriminator_unknown,
         rank: plan.rank,
         discriminator,
-        plan: rules,
         rules: OnceLock::new(),
     }
 }

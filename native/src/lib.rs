@@ -99,6 +99,27 @@ fn hold<'py>(item: &Bound<'py, PyAny>) -> PyResult<Held> {
     })
 }
 
+/// The plan's texts from the Python side: `texts(kind, index)` with kind "rules" or "schema" gives the
+/// JSON text (lower.py `LoweredPlan.text_of`), called with the GIL taken back on the first message that
+/// needs it. A call that fails or gives no str leaves the definition with the Python judge.
+struct PyTexts(Py<PyAny>);
+
+impl PyTexts {
+    fn ask(&self, kind: &str, index: usize) -> Option<String> {
+        Python::attach(|py| self.0.call1(py, (kind, index)).and_then(|text| text.extract::<String>(py)).ok())
+    }
+}
+
+impl plan::Texts for PyTexts {
+    fn rules(&self, definition: usize) -> Option<String> {
+        self.ask("rules", definition)
+    }
+
+    fn schema(&self, schema: usize) -> Option<String> {
+        self.ask("schema", schema)
+    }
+}
+
 #[pyclass(frozen, module = "xgate_core")]
 struct Core {
     judge: Judge,
@@ -109,14 +130,10 @@ struct Core {
 #[pymethods]
 impl Core {
     #[new]
-    fn new(plan: &str, rules: Vec<PyBackedStr>, schemas: Vec<PyBackedStr>, constants: Vec<Py<PyAny>>)
-           -> PyResult<Core> {
+    fn new(plan: &str, texts: Py<PyAny>, constants: Vec<Py<PyAny>>) -> PyResult<Core> {
         let plan: plan::Plan = serde_json::from_str(plan)
             .map_err(|e| PyValueError::new_err(format!("the plan does not read: {e}")))?;
-        // the texts stay the Python strs they are (borrowed, not copied)
-        let text = |t: PyBackedStr| -> plan::Text { Box::new(t) };
-        let judge = Judge::from_plan(plan, rules.into_iter().map(text).collect(), schemas.into_iter().map(text).collect())
-            .map_err(PyValueError::new_err)?;
+        let judge = Judge::from_plan(plan, Box::new(PyTexts(texts))).map_err(PyValueError::new_err)?;
         Ok(Core { judge, constants })
     }
 

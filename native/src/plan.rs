@@ -5,8 +5,13 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-/// A plan's text kept as it came: a Python str borrowed where the core runs in Python, a String in tests.
-pub type Text = Box<dyn AsRef<str> + Send + Sync>;
+/// Where a definition's rules and a schema come from as JSON text, asked once, on the first message that
+/// needs them (the Python side lowers them again then: nothing is kept for a definition nobody's traffic
+/// names). None: not to be had; the definition stays with the Python judge.
+pub trait Texts: Send + Sync {
+    fn rules(&self, definition: usize) -> Option<String>;
+    fn schema(&self, schema: usize) -> Option<String>;
+}
 
 /// The plan format this core reads; lower.py writes the same number.
 pub const PLAN_VERSION: u32 = 1;
@@ -29,7 +34,7 @@ pub struct Limits {
     pub unique: bool,
 }
 
-/// A payload schema; its text comes beside the plan (lib.rs `Core::new`), in the same order.
+/// A payload schema; its text is asked for on first use (`Texts::schema`, by its position here).
 #[derive(Deserialize, Debug)]
 pub struct SchemaPlan {
     pub draft: String,
@@ -43,8 +48,8 @@ pub struct DefinitionPlan {
     /// position in rank order (specificity, then group and message ids)
     pub rank: u32,
     pub discriminator: Option<Discriminator>,
-    // its rules, a JSON list of `RulePlan`, come beside the plan as text (lib.rs `Core::new`), in the
-    // same order, and are read on the definition's first message
+    // its rules, a JSON list of `RulePlan`, are asked for on the definition's first message
+    // (`Texts::rules`, by its position here)
 }
 
 #[derive(Deserialize, Debug)]

@@ -1,4 +1,4 @@
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 PLAN_VERSION: int
@@ -15,9 +15,9 @@ Variable = tuple[bytes | None, bytes, bytes, int]
 Fixed = tuple[bytes | None, bytes, int]
 
 class Core:
-    # plan: the plan's JSON text; rules and schemas: each definition's rules and each schema as JSON text, in
-    # the plan's order (kept as these strs, read on first use)
-    def __init__(self, plan: str, rules: list[str], schemas: list[str], constants: list[Any]) -> None: ...
+    # plan: the plan's JSON text; texts(kind, index): a definition's rules ("rules") or a schema ("schema") as
+    # JSON text, asked once, on the first message that needs it (lower.py LoweredPlan.text_of)
+    def __init__(self, plan: str, texts: Callable[[str, int], str], constants: list[Any]) -> None: ...
     def endpoint(self, id: str) -> int: ...
     def judge_kafka(self, endpoint: int, records: Iterable[Any]) -> list[Result]: ...
     # Arrow columns' buffers (native/src/arrow.rs): each row's endpoint position as int32 (-1: Python decides),
