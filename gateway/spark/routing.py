@@ -94,7 +94,7 @@ def route_batches(bundle: RegistryBundle, table: RoutingTable, produced: bool, c
     task adds its rows per micro-batch and group once, when its input ends."""
     import pyarrow as pa
 
-    router = BatchRouter(native_judge_for(bundle), table)
+    router = BatchRouter(native_judge_for(bundle), table, explain=not produced)
     tally: Counter[tuple[Any, ...]] = Counter()
     for batch in batches:
         routed = router.route(batch)
@@ -142,8 +142,11 @@ class BatchRouter:
     other rows (nonconformant, unmatched, left to the Python judge, or sent to a destination that adds a
     default key or headers) are read into Python and routed one by one, as `xgate run` routes them."""
 
-    def __init__(self, judge: NativeJudge, table: RoutingTable) -> None:
+    def __init__(self, judge: NativeJudge, table: RoutingTable, explain: bool = True) -> None:
         self.judge = judge
+        # False: only the records to produce leave (route_batches' `produced`): a dead letter's verdict columns
+        # are not made (its reasons travel in its `xgate-*` headers), only the outcome the counts need
+        self.explain = explain
         self.routes = dict(table.routes)
         self.destinations = dict(table.destinations)
         self.names = list(self.routes)  # a route's number: its source endpoint's place here
@@ -236,7 +239,7 @@ class BatchRouter:
             else:
                 envelope = kafka_envelope(topic, partition, offset, key, value, headers or (), timestamp, endpoint)
                 verdict = judge.verdict(outcome, envelope)  # type: ignore[assignment]  # given an envelope: a Verdict
-                judged = verdict_columns(verdict)
+                judged = verdict_columns(verdict) if self.explain else (verdict.outcome.value, None, None, "", None)
             decision = decide(self.routes[endpoint], verdict)
             target = decision.destination
             if target is None:
