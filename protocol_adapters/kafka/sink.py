@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import random
 from types import TracebackType
+from collections.abc import Callable
 from typing import Any, Self
 
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafka ships no type information
@@ -28,6 +29,7 @@ from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
 from protocol_adapters.kafka.mapping import OutgoingRecord, forwarded_record, outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions, sink_options
+from protocol_adapters.kafka.outbox import Batch, Outbox
 from protocol_adapters.kafka.partitioning import murmur2
 
 # seconds during which a failed connection attempt answers every send without trying again
@@ -46,6 +48,8 @@ class KafkaSink:
         # the last failed connection attempt: concurrent senders share it instead of queueing attempts
         self._failure: tuple[float, AdapterError] | None = None
         self._transaction: transactions.KafkaTransaction | None = None
+        # the open batches every concurrent send_many shares (outbox.py), for the current producer
+        self._outbox: Outbox | None = None
 
     async def __aenter__(self) -> Self:
         options = self.options
@@ -75,6 +79,9 @@ class KafkaSink:
         transaction, self._transaction = self._transaction, None
         if transaction is not None:
             await transactions.release(transaction, self.options.connection.connect_timeout)
+        outbox, self._outbox = self._outbox, None
+        if outbox is not None:
+            await outbox.close()
         producer, self._producer = self._producer, None
         if producer is not None:
             await _stop(producer, self.options.connection.connect_timeout)
@@ -112,10 +119,10 @@ class KafkaSink:
     async def _send_all(self, records: list[OutgoingRecord]) -> list[AdapterError | None]:
         """Produce all, then wait once per partition batch; each record's failure, or None, in order.
 
-        The records are grouped by the partition the producer's own partitioner would choose and handed over
-        as one closed batch per partition (what a raw aiokafka pass-through does): one future per batch, not
-        per record. Batches of one partition are queued in call order, so per-partition order is kept. A record
-        the producer would refuse for its size goes through `_send_one` alone, so that it fails by itself.
+        Each record joins the open batch of the partition the producer's own partitioner would choose, which
+        concurrent calls share (outbox.py): one future per batch, not per record, and as few batches as the
+        producer can take. A partition's records keep their call order. A record the producer would refuse for
+        its size goes through `_send_one` alone, so that it fails by itself.
         """
         options = self.options
         if self._transaction is not None:
@@ -128,25 +135,34 @@ class KafkaSink:
             return [exc] * len(records)
         except (TimeoutError, KafkaError, OSError) as exc:
             return [adapter_error(exc, f"produce to topic {options.topic!r}")] * len(records)
-        plan = _BatchPlan(producer, options, partitions)
+        outbox = self._outbox
+        if outbox is None or outbox.producer is not producer:
+            outbox = self._outbox = Outbox(producer, options.topic)
+        partition_of = _partitioner(options, partitions)
+        joined: dict[int, tuple[Batch, list[int]]] = {}  # by id(batch): the batch, this call's records in it
+        alone: list[int] = []
         for index, record in enumerate(records):
-            plan.add(index, record)
+            value, key, headers, _ = record
+            if _estimated_size(key, value, headers) > options.max_request_size:
+                alone.append(index)  # the producer refuses it: through `send`, to fail by itself
+                continue
+            batch = outbox.add(partition_of(key), record)
+            entry = joined.get(id(batch))
+            if entry is None:
+                joined[id(batch)] = (batch, [index])
+            else:
+                entry[1].append(index)
         failures: list[AdapterError | None] = [None] * len(records)
-        waits: list[tuple[list[int], Any]] = []
-        for partition, batch, indexes in plan.batches():
-            try:
-                waits.append((indexes, await producer.send_batch(batch, options.topic, partition=partition)))
-            except (TimeoutError, KafkaError, OSError) as exc:
-                refused = adapter_error(exc, f"produce to topic {options.topic!r}")
-                for index in indexes:
-                    failures[index] = refused
-        for index in plan.alone:  # too large for a batch: refused (or sent) on its own
+        for index in alone:  # too large for a batch: refused (or sent) on its own
             try:
                 await self._send_one(records[index])
             except AdapterError as exc:
                 failures[index] = exc
-        outcomes = await asyncio.gather(*(wait for _, wait in waits), return_exceptions=True)
-        for (indexes, _), outcome in zip(waits, outcomes):
+        waits = list(joined.values())
+        # shielded: a caller cancelled while it waits must not cancel a batch other callers' records share
+        outcomes = await asyncio.gather(*(asyncio.shield(batch.delivered) for batch, _ in waits),
+                                        return_exceptions=True)
+        for (_, indexes), outcome in zip(waits, outcomes, strict=True):
             if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
                 raise outcome  # cancelled: shutdown, not a failed delivery
             if isinstance(outcome, Exception):
@@ -198,53 +214,15 @@ async def _stop(producer: Any, timeout: float) -> None:
             await producer.stop()
 
 
-class _BatchPlan:
-    """One `send_many` call's records grouped into closed producer batches, one open batch per partition.
-
-    The partition is the one the producer's default partitioner picks (murmur2 of the key, as Java's
-    client; a record without a key joins one partition per call, as a sticky partitioner would), unless the
-    sink names its partition.
-    """
-
-    def __init__(self, producer: Any, options: KafkaSinkOptions, partitions: list[int]) -> None:
-        self._producer = producer
-        self._max_request_size = options.max_request_size
-        self._fixed = options.partition is not None
-        self._partitions = partitions
-        self._keyless = options.partition if options.partition is not None else \
-            random.choice(partitions)
-        self._open: dict[int, tuple[Any, list[int]]] = {}
-        self._full: list[tuple[int, Any, list[int]]] = []
-        self.alone: list[int] = []
-
-    def add(self, index: int, record: OutgoingRecord) -> None:
-        value, key, headers, timestamp_ms = record
-        if _estimated_size(key, value, headers) > self._max_request_size:
-            self.alone.append(index)  # the producer refuses it: through `send`, to fail by itself
-            return
-        if self._fixed or key is None:
-            partition = self._keyless
-        else:
-            partitions = self._partitions
-            partition = partitions[(murmur2(key) & 0x7FFFFFFF) % len(partitions)]
-        entry = self._open.get(partition)
-        if entry is None:
-            entry = self._open[partition] = (self._producer.create_batch(), [])
-        batch, indexes = entry
-        if batch.append(timestamp=timestamp_ms, key=key, value=value, headers=headers) is None:
-            # full: closed, a new one for the rest
-            self._full.append((partition, batch, indexes))
-            entry = self._open[partition] = (self._producer.create_batch(), [])
-            batch, indexes = entry
-            batch.append(timestamp=timestamp_ms, key=key, value=value, headers=headers)
-        indexes.append(index)
-
-    def batches(self) -> list[tuple[int, Any, list[int]]]:
-        """Every batch, closed (nothing the producer's `send` adds may join it), full ones of a partition first."""
-        done = self._full + [(partition, batch, indexes) for partition, (batch, indexes) in self._open.items()]
-        for _, batch, _ in done:
-            batch.close()
-        return done
+def _partitioner(options: KafkaSinkOptions, partitions: list[int]) -> Callable[[bytes | None], int]:
+    """The partition the producer's default partitioner picks for a key (murmur2, as Java's client); a record
+    without a key goes to one partition per call, as a sticky partitioner would, unless the sink names one."""
+    if options.partition is not None:
+        fixed = options.partition
+        return lambda key: fixed
+    keyless = random.choice(partitions)
+    count = len(partitions)
+    return lambda key: keyless if key is None else partitions[(murmur2(key) & 0x7FFFFFFF) % count]
 
 
 def create_sink(config: EndpointConfig) -> KafkaSink:

@@ -1,0 +1,114 @@
+"""A Kafka sink's open producer batches, one queue per partition, shared by every concurrent `send_many`.
+
+aiokafka's producer takes one batch per partition into a produce request, and a second batch of a partition
+waits until the first has left (`send_batch` waits for it to drain). When each call of the sink built its own
+batches, a route with several batches in flight handed the producer many small batches per partition, one
+round trip each: the throughput of a Kafka route was bound by its batches' size, not by the broker. Here
+every call appends its records to the open batch of their partition, and one flusher per partition hands a
+batch over as soon as the one before it has left, so that everything that arrived meanwhile leaves together.
+Records of a partition keep their call order; each call waits for the batches its records went into.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import functools
+from typing import Any
+
+from protocol_adapters.kafka.mapping import OutgoingRecord
+
+
+class Batch:
+    """One producer batch being filled or handed over; `delivered` resolves as the producer's future does."""
+
+    __slots__ = ("builder", "delivered")
+
+    def __init__(self, builder: Any) -> None:
+        self.builder = builder
+        self.delivered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # a failure is read by every caller that waits; this keeps asyncio quiet when all of them were cancelled
+        self.delivered.add_done_callback(_retrieved)
+
+
+class Outbox:
+    """The open batches of one producer and topic, by partition (see the module docstring)."""
+
+    def __init__(self, producer: Any, topic: str) -> None:
+        self.producer = producer
+        self.topic = topic
+        self._queues: dict[int, collections.deque[Batch]] = {}
+        self._flushers: dict[int, asyncio.Task[None]] = {}
+
+    def add(self, partition: int, record: OutgoingRecord) -> Batch:
+        """Append a record (one that fits an empty batch: the caller sends larger ones alone) to the open batch
+        of its partition; the batch it joined."""
+        value, key, headers, timestamp_ms = record
+        queue = self._queues.get(partition)
+        if queue is None:
+            queue = self._queues[partition] = collections.deque()
+        batch = queue[-1] if queue else None
+        if batch is None or batch.builder.append(timestamp=timestamp_ms, key=key, value=value,
+                                                 headers=headers) is None:
+            # none open, or the open one is full: a new one behind it
+            batch = Batch(self.producer.create_batch())
+            queue.append(batch)
+            batch.builder.append(timestamp=timestamp_ms, key=key, value=value, headers=headers)
+        if partition not in self._flushers:
+            self._flushers[partition] = asyncio.create_task(self._flush(partition))
+        return batch
+
+    async def _flush(self, partition: int) -> None:
+        """Hand the partition's batches over in order, each once the producer took the one before it."""
+        queue = self._queues[partition]
+        handing: Batch | None = None
+        try:
+            while queue:
+                handing = queue.popleft()  # nothing joins it from here on
+                handing.builder.close()
+                try:
+                    future = await self.producer.send_batch(handing.builder, self.topic, partition=partition)
+                except Exception as exc:  # noqa: BLE001 - every kind of refusal is the waiting callers' to see
+                    _settle(handing, None, exc)
+                    continue
+                future.add_done_callback(functools.partial(_settle, handing))
+                handing = None
+        except asyncio.CancelledError:
+            # closing: what was never handed over (the one waiting for the producer too) fails, so that its
+            # callers release their records for redelivery
+            for batch in ([handing] if handing is not None else []) + list(queue):
+                _settle(batch, None, asyncio.CancelledError())
+            queue.clear()
+            raise
+        finally:
+            del self._flushers[partition]
+
+    async def close(self) -> None:
+        """Stop handing batches over (the producer is about to stop); the batches still queued fail."""
+        flushers = list(self._flushers.values())
+        for flusher in flushers:
+            flusher.cancel()
+        await asyncio.gather(*flushers, return_exceptions=True)
+        for queue in self._queues.values():
+            for batch in queue:
+                _settle(batch, None, asyncio.CancelledError())
+            queue.clear()
+
+
+def _settle(batch: Batch, future: asyncio.Future[Any] | None, failure: BaseException | None = None) -> None:
+    if batch.delivered.done():
+        return
+    if future is not None:
+        if future.cancelled():
+            failure = asyncio.CancelledError()
+        else:
+            failure = future.exception()
+    if failure is None:
+        batch.delivered.set_result(None)
+    else:
+        batch.delivered.set_exception(failure)
+
+
+def _retrieved(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()

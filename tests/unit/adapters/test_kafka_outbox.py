@@ -1,0 +1,125 @@
+"""The Kafka sink's shared open batches (protocol_adapters/kafka/outbox.py), against a stand-in for aiokafka's
+producer that hands batches over one at a time per partition, as aiokafka's accumulator does."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from protocol_adapters.kafka.mapping import OutgoingRecord
+from protocol_adapters.kafka.outbox import Outbox
+
+
+class Builder:
+    def __init__(self, room: int) -> None:
+        self.values: list[bytes] = []
+        self.room = room
+        self.closed = False
+
+    def append(self, *, timestamp: int | None, key: bytes | None, value: bytes, headers: Any) -> object | None:
+        assert not self.closed, "a record joined a batch already handed over"
+        if len(self.values) == self.room:
+            return None
+        self.values.append(value)
+        return object()
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Producer:
+    """send_batch returns once the previous batch of the partition has 'drained' (the test lets it)."""
+
+    def __init__(self, room: int = 3) -> None:
+        self.room = room
+        self.handed: list[tuple[int, list[bytes]]] = []
+        self.delivery: list[asyncio.Future[None]] = []
+        self.drain = asyncio.Event()
+        self.refuse: set[int] = set()  # handover numbers that fail
+
+    def create_batch(self) -> Builder:
+        return Builder(self.room)
+
+    async def send_batch(self, builder: Builder, topic: str, *, partition: int) -> asyncio.Future[None]:
+        if self.handed:  # the one before must leave first
+            await self.drain.wait()
+            self.drain.clear()
+        self.handed.append((partition, builder.values))
+        if len(self.handed) - 1 in self.refuse:
+            raise RuntimeError("refused")
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.delivery.append(future)
+        return future
+
+
+def record(value: bytes) -> OutgoingRecord:
+    return OutgoingRecord(value, None, [], None)
+
+
+async def settle(producer: Producer) -> None:
+    for future in producer.delivery:
+        if not future.done():
+            future.set_result(None)
+    await asyncio.sleep(0)
+
+
+def test_records_that_arrive_while_a_batch_waits_leave_together_in_order() -> None:
+    async def scenario() -> None:
+        producer = Producer(room=100)
+        outbox = Outbox(producer, "out")
+        first = [outbox.add(0, record(b"a%d" % i)) for i in range(2)]
+        await asyncio.sleep(0)  # the flusher hands the first batch over
+        later = [outbox.add(0, record(b"b%d" % i)) for i in range(5)]  # the producer still holds the first
+        assert first[0] is first[1] and len({id(b) for b in later}) == 1 and later[0] is not first[0]
+        producer.drain.set()
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert producer.handed == [(0, [b"a0", b"a1"]), (0, [b"b0", b"b1", b"b2", b"b3", b"b4"])]
+        await settle(producer)
+        assert first[0].delivered.done() and later[0].delivered.result() is None
+    asyncio.run(scenario())
+
+
+def test_a_full_batch_is_followed_by_a_new_one_and_partitions_do_not_share() -> None:
+    async def scenario() -> None:
+        producer = Producer(room=2)
+        outbox = Outbox(producer, "out")
+        batches = [outbox.add(0, record(b"%d" % i)) for i in range(5)] + [outbox.add(1, record(b"p1"))]
+        assert len({id(b) for b in batches[:5]}) == 3 and batches[5] not in batches[:5]
+        for _ in range(6):
+            producer.drain.set()
+            await asyncio.sleep(0)
+        assert sorted(producer.handed) == [(0, [b"0", b"1"]), (0, [b"2", b"3"]), (0, [b"4"]), (1, [b"p1"])]
+    asyncio.run(scenario())
+
+
+def test_a_refused_batch_fails_its_own_records_only() -> None:
+    async def scenario() -> None:
+        producer = Producer(room=1)
+        producer.refuse = {0}
+        outbox = Outbox(producer, "out")
+        refused, kept = outbox.add(0, record(b"x")), outbox.add(0, record(b"y"))
+        for _ in range(3):
+            producer.drain.set()
+            await asyncio.sleep(0)
+        await settle(producer)
+        with pytest.raises(RuntimeError):
+            refused.delivered.result()
+        assert kept.delivered.result() is None
+    asyncio.run(scenario())
+
+
+def test_closing_fails_what_was_never_handed_over() -> None:
+    async def scenario() -> None:
+        producer = Producer(room=1)
+        outbox = Outbox(producer, "out")
+        handed, queued = outbox.add(0, record(b"x")), outbox.add(0, record(b"y"))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the first handed over; the second waits for it to drain
+        await outbox.close()
+        assert queued.delivered.done() and isinstance(queued.delivered.exception(), asyncio.CancelledError)
+        await settle(producer)
+        assert handed.delivered.result() is None
+    asyncio.run(scenario())
