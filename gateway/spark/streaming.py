@@ -13,8 +13,9 @@ micro-batch is written:
 Without an audit and with every destination on one cluster, the query is one pass: the
 judged rows go straight to Spark's Kafka sink, and the executors count verdicts, actions
 and destinations per micro-batch in an accumulator (`DataFrame.observe` cost a tenth of
-the pass: its expressions are evaluated row by row). Otherwise `BatchWriter` runs per micro-batch
-(persisted once: counted, produced per cluster, audited), so no record is judged twice.
+the pass: its expressions are evaluated row by row). Otherwise `BatchWriter` runs per
+micro-batch (persisted once: counted, produced per cluster, audited), so no record is
+judged twice.
 
 Routes from other protocols are left to `xgate run`; a Kafka route with a destination
 of another protocol is refused (the Spark runner produces to Kafka only). A Kafka
@@ -218,8 +219,9 @@ class BatchWriter:
     """Writes and counts the query's micro-batches.
 
     `single_pass` names the one cluster the query can produce to directly (no audit, every destination on it);
-    then the executors count into `counts`, read per micro-batch as its progress is reported (`follow`). Otherwise this object is the
-    foreachBatch function (runs on the driver): counts, Kafka destinations per cluster, then the Parquet audit."""
+    then the executors count into `counts`, read per micro-batch as its progress is reported (`follow`).
+    Otherwise this object is the foreachBatch function (runs on the driver): counts, Kafka destinations per
+    cluster, then the Parquet audit."""
 
     def __init__(self, plan: StreamPlan, parquet: str | None, out: TextIO = sys.stderr) -> None:
         self.plan = plan
@@ -294,13 +296,14 @@ class BatchWriter:
         if self.single_pass is None or self.counts is None:
             return  # foreachBatch counted its batches itself
         for report in progress:
-            if report.batchId in self._folded:
+            # a trigger that found no new data reports the next batch's id without running it (no addBatch)
+            if report.batchId in self._folded or "addBatch" not in report.durationMs:
                 continue
             self._folded.add(report.batchId)
             tallied = self.counts.value  # the driver's dict: its entries for this batch are taken out
             mine = [group for group in list(tallied) if group[0] == str(report.batchId)]
             counts = [(*group[1:], tallied.pop(group)) for group in mine]
-            seconds = report.durationMs.get("addBatch", 0) / 1000
+            seconds = report.durationMs["addBatch"] / 1000
             self.totals.phases["read, judge and produce"] += seconds
             if counts or report.numInputRows:
                 self._count(report.batchId, counts, seconds)

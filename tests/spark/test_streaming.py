@@ -234,6 +234,44 @@ def test_single_pass_without_audit_routes_and_counts_as_check_judges(spark: Any,
             assert all(dict(m.headers)["xgate-verdict"] == b"nonconformant" for m in arrived)
 
 
+def test_single_pass_counts_every_batch_after_idle_triggers(spark: Any, tmp_path: Path) -> None:
+    """A processing-time trigger that finds no new data reports the next batch's id without running it; the
+    batch that runs under that id later must still be counted."""
+    run = uuid.uuid4().hex[:8]
+    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
+    options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
+    document = it_traffic.registry("KAFKA", options)
+    document["endpoints"]["in"]["labels"] = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq"}
+    (tmp_path / "it.xreg.json").write_text(json.dumps(document), "utf-8")
+    folder = config_dir(tmp_path, [tmp_path / "it.xreg.json"], None)
+    records = it_traffic.mixed("KAFKA", 300)
+    produce(topics["in"], records[:100])
+    snapshot, bundle = bundle_from_paths([folder])
+    settings, _ = load_settings(folder)
+    writer = BatchWriter(plan_stream(snapshot, settings, bundle), None)
+    query = start_query(spark, writer.plan, writer, checkpoint=str(tmp_path / "checkpoint"), starting="earliest",
+                        max_offsets=None, trigger_seconds=0.5, available_now=False)
+    try:
+        def counted(total: int) -> None:
+            deadline = time.monotonic() + 120
+            while writer.totals.records < total and time.monotonic() < deadline:
+                assert not writer.follow(query, timeout=1), query.exception()
+            assert writer.totals.records == total
+
+        counted(100)
+        ran = query.recentProgress[-1].batchId
+        deadline = time.monotonic() + 30  # Spark reports a trigger without data every 10 s
+        while query.recentProgress[-1].batchId == ran and time.monotonic() < deadline:
+            time.sleep(0.5)
+        idle = query.recentProgress[-1]
+        assert idle.batchId == ran + 1 and "addBatch" not in idle.durationMs and idle.numInputRows == 0
+        produce(topics["in"], records[100:])  # run as batch ran + 1, the id the idle report named
+        counted(300)
+    finally:
+        query.stop()
+    assert writer.totals.verdicts.total() == 300 and query.exception() is None
+
+
 def test_cloudevents_bindings_kafka_identical_to_check(spark: Any, tmp_path: Path) -> None:
     from tests.conformance.cloudevents_wire import encode
     from tests.conformance.test_cloudevents_bindings import APP_DATA, BROKEN, EVENT, _broken
