@@ -2,7 +2,8 @@
 
 One AIOKafkaProducer per sink, acks=all and idempotent by default (a send the client retries
 after a lost answer is written once, in order; a send the runtime retries is within at-least-once). Concurrent
-`send` calls share the producer's batches (linger_ms). The connection is made on the first
+`send` calls share the producer's batches (linger_ms); concurrent `send_many` calls share one open batch per
+partition (outbox.py). The connection is made on the first
 `send`, so a gateway starts while its broker is down; every failure to reach the broker is a
 retriable AdapterError and the next `send` tries again.
 
@@ -15,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from types import TracebackType
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any, Self
 
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafka ships no type information

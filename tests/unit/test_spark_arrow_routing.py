@@ -14,15 +14,15 @@ import yaml
 
 pa = pytest.importorskip("pyarrow")
 
-from gateway.compiler.core import native_available  # noqa: E402
-from gateway.settings import load_settings  # noqa: E402
-from gateway.spark import bundle_from_paths  # noqa: E402
-from gateway.spark.headers import headers_array  # noqa: E402
-from gateway.spark.routing import SINK_COLUMNS, BatchCounts, BatchRouter, route_batches  # noqa: E402
-from gateway.spark.shipping import native_judge_for  # noqa: E402
-from gateway.spark.streaming import plan_stream  # noqa: E402
-from gateway.testing.traffic import generate  # noqa: E402
-from protocol_adapters.kafka.mapping import outgoing_record  # noqa: E402
+from gateway.compiler.core import native_available
+from gateway.settings import load_settings
+from gateway.spark import bundle_from_paths
+from gateway.spark.headers import headers_array
+from gateway.spark.routing import SINK_COLUMNS, BatchCounts, BatchRouter, route_batches
+from gateway.spark.shipping import native_judge_for
+from gateway.spark.streaming import plan_stream
+from gateway.testing.traffic import generate
+from protocol_adapters.kafka.mapping import outgoing_record
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native core is not built (make install)")
 
