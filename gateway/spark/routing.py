@@ -170,7 +170,7 @@ class BatchRouter:
 
         rows = batch.num_rows
         if not self.judge.available or rows == 0:
-            return _assemble(batch, self._route_rows(batch, range(rows), [None] * rows))
+            return _assemble(batch, self._route_rows(batch, [None] * rows))
         number = pc.fill_null(pc.index_in(batch.column("endpoint"), value_set=pa.array(self.names)), 0)
         positions = pa.array([-1 if p is None else p for p in self.positions], pa.int32()).take(number)
         found, others = self.judge.core.judge_arrow(rows, _values(positions, 4), *_record_buffers(batch))
@@ -187,8 +187,7 @@ class BatchRouter:
         keys = pc.unique(pc.filter(key, conformant))
         entries = [self._conformant_entry(k) for k in keys.to_pylist()]
         singles = sorted(outcomes)
-        entries += self._route_rows(batch.take(pa.array(singles, pa.int64())), singles,
-                                    [outcomes[row] for row in singles])
+        entries += self._route_rows(batch.take(pa.array(singles, pa.int64())), [outcomes[row] for row in singles])
         codes = pc.index_in(key, value_set=keys)
         if singles:
             chosen = [False] * rows
@@ -219,7 +218,7 @@ class BatchRouter:
             self._conformant[key] = entry
         return entry
 
-    def _route_rows(self, batch: pa.RecordBatch, numbers: Any, outcomes: list[Any]) -> list[Entry]:
+    def _route_rows(self, batch: pa.RecordBatch, outcomes: list[Any]) -> list[Entry]:
         """Entries for rows one by one, each with its raw result from the core (an int: conformant; None: the
         Python judge decides)."""
         data = {name: batch.column(name).to_pylist() for name in

@@ -73,6 +73,7 @@ struct Endpoint {
 }
 
 pub struct Core {
+    /// where a definition's rules and a schema's text come from, asked once each (plan.rs `Texts`)
     texts: Box<dyn Texts>,
     limits: Limits,
     schemas: Vec<LazySchema>,
