@@ -191,8 +191,6 @@ class Totals:
         verdicts: Counter[str] = Counter()
         self.batches += 1
         for verdict, action, destination, count in counts:
-            if not count:
-                continue  # a group without rows
             self.records += count
             verdicts[verdict] += count
             self.actions[action] += count
@@ -312,7 +310,7 @@ class BatchWriter:
         verdicts = self.totals.add(counts)
         size = sum(verdicts.values())
         if size:
-            parts = ", ".join(f"{name} {count}" for name, count in sorted(verdicts.items()) if count)
+            parts = ", ".join(f"{name} {count}" for name, count in sorted(verdicts.items()))
             print(f"xgate spark: batch {batch_id}: {size} records in {seconds:.2f} s ({parts})", file=self.out,
                   flush=True)
 

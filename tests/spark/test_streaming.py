@@ -98,6 +98,21 @@ def config_dir(tmp_path: Path, documents: list[Path], gateway: dict[str, Any] | 
     return folder
 
 
+def routed_config(tmp_path: Path, unmatched: bool) -> tuple[dict[str, str], Path]:
+    """The integration registry on this run's fresh topics (`in`, `valid`, `dlq`, `unknown`), its source routed by
+    labels to `valid` and `dlq` (and `unknown` for unmatched messages); the topics and the config folder."""
+    run = uuid.uuid4().hex[:8]
+    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
+    options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
+    document = it_traffic.registry("KAFKA", options)
+    labels = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq"}
+    if unmatched:
+        labels["xgate.route.unmatched"] = "unknown"
+    document["endpoints"]["in"]["labels"] = labels
+    (tmp_path / "it.xreg.json").write_text(json.dumps(document), "utf-8")
+    return topics, config_dir(tmp_path, [tmp_path / "it.xreg.json"], None)
+
+
 def run_stream(spark: Any, folder: Path, tmp_path: Path, max_offsets: int | None = None) -> tuple[Any, Path]:
     """The runner in this process, on everything the topics hold now; returns the writer and the audit folder."""
     snapshot, bundle = bundle_from_paths([folder])
@@ -155,14 +170,7 @@ def read_topic(topic: str, count: int, timeout: float = 60) -> list[Any]:
 # -- parity -------------------------------------------------------------------------------------------------------
 
 def test_integration_traffic_routed_and_identical_to_check(spark: Any, tmp_path: Path) -> None:
-    run = uuid.uuid4().hex[:8]
-    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
-    options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
-    document = it_traffic.registry("KAFKA", options)
-    document["endpoints"]["in"]["labels"] = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq",
-                                             "xgate.route.unmatched": "unknown"}
-    (tmp_path / "it.xreg.json").write_text(json.dumps(document), "utf-8")
-    folder = config_dir(tmp_path, [tmp_path / "it.xreg.json"], None)
+    topics, folder = routed_config(tmp_path, unmatched=True)
     records = it_traffic.mixed("KAFKA", 700)
     placed = produce(topics["in"], records)
     expected = expected_lines([folder], topics["in"], records, placed)
@@ -190,15 +198,8 @@ def test_integration_traffic_routed_and_identical_to_check(spark: Any, tmp_path:
 
 def test_single_pass_without_audit_routes_and_counts_as_check_judges(spark: Any, tmp_path: Path) -> None:
     """No --parquet, one cluster: the judged rows go straight to the Kafka sink, the counts come from the
-    query's observed metrics. Each destination holds exactly the records `xgate check`'s verdicts send there."""
-    run = uuid.uuid4().hex[:8]
-    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
-    options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
-    document = it_traffic.registry("KAFKA", options)
-    document["endpoints"]["in"]["labels"] = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq",
-                                             "xgate.route.unmatched": "unknown"}
-    (tmp_path / "it.xreg.json").write_text(json.dumps(document), "utf-8")
-    folder = config_dir(tmp_path, [tmp_path / "it.xreg.json"], None)
+    executors' accumulator. Each destination holds exactly the records `xgate check`'s verdicts send there."""
+    topics, folder = routed_config(tmp_path, unmatched=True)
     records = it_traffic.mixed("KAFKA", 600)
     placed = produce(topics["in"], records)
     expected = {position: json.loads(line) for position, line in
@@ -237,13 +238,7 @@ def test_single_pass_without_audit_routes_and_counts_as_check_judges(spark: Any,
 def test_single_pass_counts_every_batch_after_idle_triggers(spark: Any, tmp_path: Path) -> None:
     """A processing-time trigger that finds no new data reports the next batch's id without running it; the
     batch that runs under that id later must still be counted."""
-    run = uuid.uuid4().hex[:8]
-    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
-    options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
-    document = it_traffic.registry("KAFKA", options)
-    document["endpoints"]["in"]["labels"] = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq"}
-    (tmp_path / "it.xreg.json").write_text(json.dumps(document), "utf-8")
-    folder = config_dir(tmp_path, [tmp_path / "it.xreg.json"], None)
+    topics, folder = routed_config(tmp_path, unmatched=False)
     records = it_traffic.mixed("KAFKA", 300)
     produce(topics["in"], records[:100])
     snapshot, bundle = bundle_from_paths([folder])
