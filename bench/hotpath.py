@@ -134,6 +134,7 @@ def _per_kind(ruleset: Ruleset, afternoon: AfternoonValidator, naive: NaiveValid
 
     native = NativeJudge(ruleset)
     position = native.endpoint_position(workload.ENDPOINT)
+    assert position is not None, "the workload endpoint has no place in the core"
 
     def core(fetched: list[Wire]) -> Callable[[], None]:
         records = [(topic, partition, key, headers, value, timestamp)
