@@ -25,6 +25,7 @@ from gateway.loader.sources import RegistrySources
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.endpoint_checks import endpoint_problems
 from gateway.runtime.routes import endpoint_config
+from gateway.schemaregistry import registry_schemas
 from gateway.settings import SETTINGS_FILES, Settings, load_judging_settings, load_settings, load_settings_file
 from protocol_adapters.base import EndpointConfig
 
@@ -62,7 +63,7 @@ def load_documents(paths: Sequence[str | Path], settings: Settings, problems: Se
     sources = sources if sources is not None else RegistrySources()
     sources.configure(settings.sources)
     problems = (*problems, *sources.start(fetcher))
-    snapshot = load_snapshot(list(paths), fetcher=fetcher, schemaregistries=settings.schemaregistries,
+    snapshot = load_snapshot(list(paths), fetcher=fetcher, schemas=registry_schemas(settings.schemaregistries),
                              documents=sources.documents())
     return snapshot, problems
 

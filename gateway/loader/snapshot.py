@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gateway.errors import Diagnostic, Severity
 from gateway.loader.confine import Confinement
+from gateway.loader.context import SchemaSource
 from gateway.loader.decode import decode_bytes, decode_file, read_document
 from gateway.loader.discover import find_documents
 from gateway.loader.fetch import RemoteFetcher
@@ -19,8 +20,6 @@ from gateway.loader.referenced import ReferencedSources
 from gateway.loader.resolve import Resolver, build_registry
 from gateway.model import Doc
 from gateway.model.resolved import Registry
-from gateway.schemaregistry.config import SchemaRegistrySettings
-from gateway.schemaregistry.resolve import SchemaRegistries
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +73,14 @@ def _add(name: str, decoded: tuple[Any, Diagnostic | None], docs: dict[str, Doc]
 
 def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | None = None, *,
                   fetcher: RemoteFetcher | None = None,
-                  schemaregistries: Mapping[str, SchemaRegistrySettings] | None = None,
+                  schemas: Callable[[ReferencedSources], SchemaSource] | None = None,
                   documents: Mapping[str, bytes] | None = None) -> Snapshot:
     """Every file is decoded and normalized on its own, so one broken file never stops the others.
 
     `overrides` replaces the bytes of some files (a reload keeps a broken file's last good content);
     None leaves that file out. `fetcher` fetches http(s) references (None: remote fetching is off).
-    `schemaregistries` (gateway.yaml) are the registries `confluent://<name>/...` references name.
+    `schemas` makes, for this load's referenced sources, what resolves schema references the documents
+    do not hold (gateway/schemaregistry: the registries of gateway.yaml `schemaregistries`); None: none.
     `documents` are fetched registry documents by URL (gateway.yaml `sources:`), merged after the files in
     their order, so that for the same id a local file wins, then the earlier source; `overrides` apply to
     them too. Named by URL, their references stay remote (refs.py): they never reach local files.
@@ -119,7 +119,7 @@ def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | 
     merged, merge_problems = merge_documents(list(docs.values()))
     diagnostics.extend(merge_problems)
     sources = ReferencedSources(docs, Confinement(roots), fetcher)
-    resolver = Resolver(merged, sources, SchemaRegistries(schemaregistries or {}, sources))
+    resolver = Resolver(merged, sources, schemas(sources) if schemas is not None else None)
     registry = build_registry(merged, resolver)
     diagnostics.extend(resolver.diagnostics)
     diagnostics.extend(sources.diagnostics)

@@ -20,6 +20,7 @@ from gateway.limits import Limits
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import RemoteFetcher
 from gateway.runtime.routes import Route, adapter_diagnostics, resolve_routes
+from gateway.schemaregistry import registry_schemas
 from gateway.settings import Settings
 
 
@@ -39,7 +40,7 @@ class Loading:
 def _problems(loading: Loading, paths: list[Path], overrides: dict[str, bytes | None],
               ) -> tuple[Snapshot, list[Diagnostic]]:
     snapshot = load_snapshot([loading.config_dir, *paths], overrides, fetcher=loading.fetcher,
-                             schemaregistries=loading.schemaregistries, documents=loading.documents)
+                             schemas=registry_schemas(loading.schemaregistries), documents=loading.documents)
     ruleset = compile_registry(snapshot.registry, snapshot.digest, loading.limits)
     found = [d for d in (*snapshot.diagnostics, *ruleset.diagnostics) if d.severity is Severity.ERROR]
     routes, route_problems = resolve_routes(snapshot.registry, loading.settings)

@@ -38,6 +38,7 @@ from gateway.runtime import heap
 from gateway.runtime.engine import Engine
 from gateway.runtime.routes import adapter_diagnostics, resolve_routes
 from gateway.runtime.shadow import load_shadow
+from gateway.schemaregistry import registry_schemas
 from gateway.settings import SETTINGS_FILES, Settings, load_settings
 
 log = logging.getLogger("xgate.reload")
@@ -102,7 +103,7 @@ class Reloader:
         documents = self.sources.documents()
         for _ in range(MAX_PASSES):
             snapshot = load_snapshot([self.config_dir], overrides, fetcher=self.fetcher,
-                                     schemaregistries=self.schemaregistries, documents=documents)
+                                     schemas=registry_schemas(self.schemaregistries), documents=documents)
             ruleset = compile_registry(snapshot.registry, snapshot.digest, self.limits)
             errors = [d for d in (*snapshot.diagnostics, *ruleset.diagnostics) if d.severity is Severity.ERROR]
             newly = {d.file for d in errors if d.file not in overrides}

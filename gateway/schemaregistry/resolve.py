@@ -18,13 +18,15 @@ Allowed ids (what a payload's wire-format header may carry):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from gateway.loader.context import Reporter, Resolved
 from gateway.loader.referenced import REMOTE_OFF, ReferencedSources
 from gateway.model import Origin, Ref
+from gateway.model.formats import normalize_schema_format
 from gateway.schemaregistry.client import RegistryClient, RegistryError
 from gateway.schemaregistry.config import SchemaRegistrySettings
 from gateway.schemaregistry.model import SCHEMA_TYPES, RegisteredSchema, RegistryPayloadSchema
@@ -32,6 +34,11 @@ from gateway.schemaregistry.references import RegistryRef, parse_reference
 
 MAX_VERSIONS = 100
 CODE = "schema-registry"
+
+
+def registry_schemas(settings: Mapping[str, SchemaRegistrySettings]) -> Callable[[ReferencedSources], SchemaRegistries]:
+    """What `load_snapshot(schemas=...)` takes: the configured registries, made for each load's sources."""
+    return functools.partial(SchemaRegistries, settings)
 
 
 class SchemaRegistries:
@@ -130,8 +137,6 @@ class SchemaRegistries:
 
     def _payload(self, parsed: RegistryRef, allowed: tuple[RegisteredSchema, ...], fmt: Any, client: RegistryClient,
                  where: Origin, resolver: Reporter) -> Resolved:
-        from gateway.compiler.payload.formats import normalize_schema_format
-
         default = allowed[-1]  # the named version or id; the newest version for `latest`
         declared = normalize_schema_format(fmt) if isinstance(fmt, str) else None
         for schema in allowed:

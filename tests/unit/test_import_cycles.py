@@ -53,7 +53,20 @@ def imports_of(module: str, path: Path, known: dict[str, Path]) -> set[str]:
                 target = _target(name, known)
                 if target is not None and target != module:
                     out.add(target)
+                    out.update(_packages_entered(target, module, known))
     return out
+
+
+def _packages_entered(target: str, importer: str, known: dict[str, Path]) -> set[str]:
+    """The packages Python runs (their __init__) before `target`: importing `a.b.c` runs `a.b` first. Those
+    the importer sits in are already running, so they add nothing."""
+    entered = set()
+    package = target.rpartition(".")[0]
+    while package and package != PACKAGE:
+        if package in known and not (importer == package or importer.startswith(package + ".")):
+            entered.add(package)
+        package = package.rpartition(".")[0]
+    return entered
 
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
@@ -105,6 +118,19 @@ def test_the_checker_finds_a_circle_through_a_lazy_import(tmp_path: Path) -> Non
     (package / "sub" / "b.py").write_text("def f():\n    from ..a import x\n")
     (package / "c.py").write_text("from gateway import a\n")
     assert cycles(import_graph(tmp_path)) == [["gateway.a", "gateway.sub.b"]]
+
+
+def test_the_checker_finds_a_circle_through_a_package_init(tmp_path: Path) -> None:
+    """`import gateway.x` failed in a fresh interpreter this way: loader/__init__ imported loader.snapshot,
+    which imported x, which imported loader.decode, whose package loader was still half made."""
+    package = tmp_path / PACKAGE
+    (package / "loader").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "loader" / "__init__.py").write_text("from gateway.loader.snapshot import load\n")
+    (package / "loader" / "snapshot.py").write_text("from gateway.x import settings\n")
+    (package / "loader" / "decode.py").write_text("")
+    (package / "x.py").write_text("from gateway.loader.decode import decode\n")
+    assert cycles(import_graph(tmp_path)) == [["gateway.loader", "gateway.loader.snapshot", "gateway.x"]]
 
 
 def test_no_import_circle_among_gateway_modules() -> None:

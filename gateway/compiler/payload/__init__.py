@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from gateway.model.formats import SchemaFormat, implied_content_types, normalize_schema_format
+
 from .base import PayloadValidator
 from .compile import compile_payload_validator
-from .formats import SchemaFormat, implied_content_types, normalize_schema_format
 
 __all__ = [
     "PayloadValidator",

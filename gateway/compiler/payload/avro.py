@@ -30,6 +30,7 @@ from fastavro.validation import validate
 
 from gateway.errors import SchemaCompileError
 from gateway.limits import MAX_NESTING, nesting_exceeds
+from gateway.model.formats import AVRO
 from gateway.verdict import Violation
 
 from .avro_scan import needs_scan, scan
@@ -42,7 +43,6 @@ from .base import (
     one_line,
     schema_violation,
 )
-from .formats import AVRO
 
 # a schema document deeper than this is refused: the compile steps below recurse once per level
 _SCHEMA_NESTING = 2 * MAX_NESTING

@@ -6,9 +6,9 @@ It sits above the formats (each imports only `base` and `formats`), so no format
 from __future__ import annotations
 
 from gateway.errors import SchemaCompileError
+from gateway.model.formats import AVRO, JSONSCHEMA, PROTOBUF, XSD, SchemaFormat
 
 from .base import PayloadValidator
-from .formats import AVRO, JSONSCHEMA, PROTOBUF, XSD, SchemaFormat
 
 
 def compile_payload_validator(

@@ -24,12 +24,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gateway.errors import SchemaCompileError
+from gateway.model.formats import JSONSCHEMA, PROTOBUF, SchemaFormat, normalize_schema_format
 from gateway.schemaregistry.model import SCHEMA_TYPES, RegistryPayloadSchema
 from gateway.schemaregistry.wire import HEADER_SIZE, MAGIC, read_message_indexes
 
 from .base import PayloadValidator, Violations, decode_violation, schema_violation
 from .compile import compile_payload_validator
-from .formats import JSONSCHEMA, PROTOBUF, SchemaFormat, normalize_schema_format
 
 HEADER = "Confluent wire format: magic byte 0x00, then a 4-byte schema id"
 PayloadCheck = Callable[[bytes], "Violations | None"]

@@ -29,6 +29,15 @@ import jsonschema_rs
 import orjson
 
 from gateway.errors import SchemaCompileError
+from gateway.model.formats import (
+    DRAFT_04,
+    DRAFT_06,
+    DRAFT_07,
+    DRAFT_2019_09,
+    DRAFT_2020_12,
+    JSONSCHEMA,
+    UNKNOWN,
+)
 from gateway.verdict import Violation
 
 from .base import (
@@ -39,15 +48,6 @@ from .base import (
     json_pointer,
     one_line,
     schema_violation,
-)
-from .formats import (
-    DRAFT_04,
-    DRAFT_06,
-    DRAFT_07,
-    DRAFT_2019_09,
-    DRAFT_2020_12,
-    JSONSCHEMA,
-    UNKNOWN,
 )
 from .native import native_type
 

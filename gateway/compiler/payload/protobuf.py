@@ -32,6 +32,7 @@ from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 
 from gateway.errors import SchemaCompileError
+from gateway.model.formats import PROTOBUF
 from gateway.verdict import Violation
 
 from .base import (
@@ -43,7 +44,6 @@ from .base import (
     one_line,
     schema_violation,
 )
-from .formats import PROTOBUF
 
 _FILE = "schema.proto"
 

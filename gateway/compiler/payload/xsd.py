@@ -27,10 +27,10 @@ from xmlschema.validators.facets import XsdPatternFacets
 
 from gateway.errors import SchemaCompileError
 from gateway.limits import MAX_NESTING, nesting_violation
+from gateway.model.formats import XSD
 from gateway.verdict import Violation
 
 from .base import MAX_VIOLATIONS, PATH_PREFIX, Violations, decode_violation, one_line, schema_violation
-from .formats import XSD
 from .linear_regex import LinearPattern
 
 _ALLOW = "none"

@@ -15,7 +15,7 @@ from gateway.errors import Severity
 from gateway.loader import load_snapshot
 from gateway.loader.fetch import RemoteFetcher
 from gateway.registry_api.document import registry_document
-from gateway.schemaregistry import SchemaRegistrySettings
+from gateway.schemaregistry import SchemaRegistrySettings, registry_schemas
 from gateway.schemaregistry.model import RegistryPayloadSchema
 from tests.unit.builders import Loaded, b64, bad, ce_message, kafka_ce, ok, registry, shape, write_doc
 from tests.unit.schemaregistry.standin import (
@@ -53,7 +53,7 @@ def _load(tmp_path: Path, messages: dict[str, str], fetcher: RemoteFetcher | Non
     doc = registry("KAFKA", {mid: ce_message(mid, dataschemauri=uri, **extra) for mid, uri in messages.items()})
     write_doc(tmp_path, "registry.json", doc)
     snapshot = load_snapshot([tmp_path / "registry.json"], fetcher=fetcher,
-                             schemaregistries={"main": MAIN} if registries is None else registries)
+                             schemas=registry_schemas({"main": MAIN} if registries is None else registries))
     return Loaded(snapshot, compile_registry(snapshot.registry, snapshot.digest))
 
 
