@@ -15,7 +15,8 @@ from protocol_adapters.base import EndpointConfig, SinkAdapter, SourceAdapter
 from protocol_adapters.option_values import OptionError
 
 # protocol -> (package of its adapter, extra that installs its client library). Every adapter package is laid
-# out alike: source.py (`create_source`, and `create_observer` where reading beside the gateway differs),
+# out alike: source.py (`create_source`, and `create_observer` where reading beside the gateway differs;
+# kafka's are in create.py, which picks the plain or the exactly-once source),
 # sink.py (`create_sink`), options.py (`source_options`, `sink_options`, `share_source`), its __init__
 # re-exporting them lazily, so that only building a source or sink imports the client library.
 ADAPTERS: dict[str, tuple[str, str]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from protocol_adapters.lazy import lazy_exports
 
-_HOMES = {"KafkaSource": "source", "create_source": "source", "create_observer": "source",
+_HOMES = {"KafkaSource": "source", "create_source": "create", "create_observer": "create",
           "TransactionalKafkaSource": "transactional_source", "KafkaSink": "sink", "create_sink": "sink",
           "share_source": "options", "sink_options": "options", "source_options": "options"}
 __all__ = list(_HOMES)

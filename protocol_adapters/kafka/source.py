@@ -17,9 +17,7 @@ import asyncio
 import collections
 import contextlib
 import random
-import secrets
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 from types import TracebackType
 from typing import Any, Self
 
@@ -27,75 +25,15 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener  # type: ignore
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
-from protocol_adapters.base import Delivery, EndpointConfig
+from protocol_adapters.base import Delivery
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error, is_retriable
 from protocol_adapters.kafka.mapping import record_envelope
-from protocol_adapters.kafka.options import KafkaSourceOptions, source_options
+from protocol_adapters.kafka.offsets import PartitionOffsets
+from protocol_adapters.kafka.options import KafkaSourceOptions
 
 _POLL_MS = 200
 # longest a revocation waits for records already handed out to be delivered before it commits
 _SETTLE_SECONDS = 5.0
-
-
-class _Partition:
-    """Offsets handed out from one partition and not yet committable."""
-
-    __slots__ = ("acked", "commit_to", "committed", "open", "order")
-
-    def __init__(self) -> None:
-        self.order: collections.deque[int] = collections.deque()
-        self.open: set[int] = set()
-        self.acked: set[int] = set()
-        self.commit_to: int | None = None
-        self.committed: int | None = None
-
-    def track(self, offset: int) -> None:
-        self.order.append(offset)
-        self.open.add(offset)
-
-    def ack(self, offset: int) -> bool:
-        """Mark `offset` delivered; True when the committable offset moved."""
-        if offset not in self.open or offset in self.acked:
-            return False
-        self.acked.add(offset)
-        order, acked, moved = self.order, self.acked, False
-        while order and order[0] in acked:
-            first = order.popleft()
-            acked.discard(first)
-            self.open.discard(first)
-            self.commit_to, moved = first + 1, True
-        return moved
-
-    def track_many(self, offsets: list[int]) -> None:
-        self.order.extend(offsets)
-        self.open.update(offsets)
-
-    def ack_many(self, offsets: list[int]) -> bool:
-        """`ack` for each offset; True when the committable offset moved. The common case, a batch that is
-        the oldest offsets handed out and none acknowledged out of order, is taken off in one step."""
-        order, count = self.order, len(offsets)
-        if count and not self.acked and count <= len(order):
-            low, high = min(offsets), max(offsets)
-            # `count` distinct open offsets between the first handed out and the count-th: exactly those
-            if low == order[0] and high == order[count - 1] and len(set(offsets)) == count and \
-                    self.open.issuperset(offsets):
-                for _ in range(count):
-                    order.popleft()
-                self.open.difference_update(offsets)
-                self.commit_to = high + 1
-                return True
-        moved = False
-        for offset in offsets:
-            moved = self.ack(offset) or moved
-        return moved
-
-    def pending(self, offset: int) -> bool:
-        return offset in self.open and offset not in self.acked
-
-    def pending_commit(self) -> int | None:
-        if self.commit_to is not None and self.commit_to != self.committed:
-            return self.commit_to
-        return None
 
 
 class KafkaSource:
@@ -106,7 +44,7 @@ class KafkaSource:
     def __init__(self, options: KafkaSourceOptions) -> None:
         self.options = options
         self._consumer: Any = None
-        self._parts: dict[Any, _Partition] = {}
+        self._parts: dict[Any, PartitionOffsets] = {}
         # (TopicPartition, record) fetched and not yet handed out
         self._ready: collections.deque[tuple[Any, Any]] = collections.deque()
         self._stopping = asyncio.Event()
@@ -292,7 +230,7 @@ class KafkaSource:
             part = self._parts.get(tp)
             if part is None or (part.order and records[0].offset <= part.order[-1]):
                 # new, or the position went back without a nack (offsets reset, e.g. a broker that lost its log)
-                part = self._parts[tp] = _Partition()
+                part = self._parts[tp] = PartitionOffsets()
             part.track_many([record.offset for record in records])
             ready.extend([(tp, record) for record in records])
 
@@ -351,7 +289,7 @@ class KafkaSource:
 
     def _assigned(self, assigned: Any) -> None:
         for tp in assigned:
-            self._parts.setdefault(tp, _Partition())
+            self._parts.setdefault(tp, PartitionOffsets())
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -375,20 +313,3 @@ def _drop_ready(ready: collections.deque[tuple[Any, Any]], dropped: Callable[[tu
     kept = [item for item in ready if not dropped(item)]
     ready.clear()
     ready.extend(kept)
-
-
-def create_source(config: EndpointConfig) -> KafkaSource:
-    options = source_options(config)
-    if not options.transactional_id:
-        return KafkaSource(options)
-    # transactional_source builds on this module: imported here, so that the imports point one way
-    from protocol_adapters.kafka.transactional_source import TransactionalKafkaSource
-
-    return TransactionalKafkaSource(options)
-
-
-def create_observer(config: EndpointConfig) -> KafkaSource:
-    """Reads beside the gateway: a consumer group of its own that never commits (the gateway's group untouched)."""
-    options = source_options(config)
-    group = f"xgate-capture-{config.endpoint_id}-{secrets.token_hex(4)}"
-    return KafkaSource(replace(options, group_id=group, commit=False))

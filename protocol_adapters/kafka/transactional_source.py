@@ -24,8 +24,9 @@ from gateway.errors import AdapterError
 from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, bootstrap_error
 from protocol_adapters.kafka.mapping import record_envelope
+from protocol_adapters.kafka.offsets import PartitionOffsets
 from protocol_adapters.kafka.options import KafkaSourceOptions
-from protocol_adapters.kafka.source import KafkaSource, _Partition
+from protocol_adapters.kafka.source import KafkaSource
 
 
 class TransactionalKafkaSource(KafkaSource):
@@ -169,7 +170,7 @@ class TransactionalKafkaSource(KafkaSource):
         self._rewind, self._unsettled = False, 0
         self._ready.clear()
         for tp in consumer.assignment():
-            self._parts[tp] = _Partition()
+            self._parts[tp] = PartitionOffsets()
             committed = await consumer.committed(tp)
             if committed is not None:
                 consumer.seek(tp, committed)

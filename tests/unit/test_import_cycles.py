@@ -1,4 +1,4 @@
-"""No import circle among gateway/ modules: a static graph over every `import` in every module's AST (those in
+"""No import circle among the modules of gateway/ and protocol_adapters/: a static graph over every `import` in every module's AST (those in
 functions and under `if TYPE_CHECKING:` too, since a reader must hold both ends in mind either way).
 
 Shared pieces move down to a module both sides use; a registry of formats or commands is handed in, never
@@ -10,13 +10,15 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = "gateway"
+PACKAGE = "gateway"  # the fixtures' package
+PACKAGES = (PACKAGE, "protocol_adapters")
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
     """Dotted module name -> file, for every module of the package (a package is its __init__)."""
     found = {}
-    for path in sorted((root / PACKAGE).rglob("*.py")):
+    for path in sorted(path for package in PACKAGES if (root / package).is_dir()
+                       for path in (root / package).rglob("*.py")):
         parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -49,7 +51,7 @@ def imports_of(module: str, path: Path, known: dict[str, Path]) -> set[str]:
             # `from pkg import sub` loads pkg.sub when sub is a module, else a name of pkg
             names = [f"{base}.{alias.name}" for alias in node.names] or [base]
         for name in names:
-            if name == PACKAGE or name.startswith(PACKAGE + "."):
+            if name.partition(".")[0] in PACKAGES:
                 target = _target(name, known)
                 if target is not None and target != module:
                     out.add(target)
@@ -62,7 +64,7 @@ def _packages_entered(target: str, importer: str, known: dict[str, Path]) -> set
     the importer sits in are already running, so they add nothing."""
     entered = set()
     package = target.rpartition(".")[0]
-    while package and package != PACKAGE:
+    while package and package not in PACKAGES:
         if package in known and not (importer == package or importer.startswith(package + ".")):
             entered.add(package)
         package = package.rpartition(".")[0]
@@ -133,5 +135,5 @@ def test_the_checker_finds_a_circle_through_a_package_init(tmp_path: Path) -> No
     assert cycles(import_graph(tmp_path)) == [["gateway.loader", "gateway.loader.snapshot", "gateway.x"]]
 
 
-def test_no_import_circle_among_gateway_modules() -> None:
+def test_no_import_circle_among_the_project_modules() -> None:
     assert cycles(import_graph()) == []

@@ -12,8 +12,8 @@ from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
 from protocol_adapters.kafka.errors import adapter_error, is_retriable
 from protocol_adapters.kafka.mapping import OutgoingRecord, outgoing_record, record_envelope
+from protocol_adapters.kafka.offsets import PartitionOffsets
 from protocol_adapters.kafka.options import sink_options, source_options
-from protocol_adapters.kafka.source import _Partition
 
 
 def record(**overrides: Any) -> ConsumerRecord[bytes, bytes]:
@@ -209,7 +209,7 @@ class TestErrors:
 
 class TestPartitionTracker:
     def test_commit_point_is_one_past_the_acknowledged_prefix(self) -> None:
-        part = _Partition()
+        part = PartitionOffsets()
         for offset in range(5, 10):
             part.track(offset)
         assert not part.ack(6) and part.commit_to is None
@@ -221,7 +221,7 @@ class TestPartitionTracker:
         assert part.pending_commit() is None
 
     def test_gaps_in_offsets_do_not_stall_commits(self) -> None:
-        part = _Partition()
+        part = PartitionOffsets()
         for offset in (10, 12, 15):
             part.track(offset)
         part.ack(12)
@@ -229,13 +229,13 @@ class TestPartitionTracker:
         assert part.commit_to == 13
 
     def test_unknown_or_repeated_acks_are_ignored(self) -> None:
-        part = _Partition()
+        part = PartitionOffsets()
         part.track(0)
         assert not part.ack(99)
         assert part.ack(0) and not part.ack(0)
 
     def test_pending_means_handed_out_and_not_acknowledged(self) -> None:
-        part = _Partition()
+        part = PartitionOffsets()
         part.track(0)
         part.track(1)
         part.ack(1)
@@ -244,8 +244,8 @@ class TestPartitionTracker:
         assert not part.pending(0) and part.commit_to == 2
 
     @staticmethod
-    def tracked(offsets: list[int]) -> _Partition:
-        part = _Partition()
+    def tracked(offsets: list[int]) -> PartitionOffsets:
+        part = PartitionOffsets()
         part.track_many(offsets)
         return part
 

@@ -1,0 +1,68 @@
+"""The offsets a Kafka source handed out from one partition: which are still open, and how far it may commit.
+
+Shared by the plain source (source.py) and the exactly-once one (transactional_source.py)."""
+
+from __future__ import annotations
+
+import collections
+
+
+class PartitionOffsets:
+    """Offsets handed out from one partition and not yet committable."""
+
+    __slots__ = ("acked", "commit_to", "committed", "open", "order")
+
+    def __init__(self) -> None:
+        self.order: collections.deque[int] = collections.deque()
+        self.open: set[int] = set()
+        self.acked: set[int] = set()
+        self.commit_to: int | None = None
+        self.committed: int | None = None
+
+    def track(self, offset: int) -> None:
+        self.order.append(offset)
+        self.open.add(offset)
+
+    def ack(self, offset: int) -> bool:
+        """Mark `offset` delivered; True when the committable offset moved."""
+        if offset not in self.open or offset in self.acked:
+            return False
+        self.acked.add(offset)
+        order, acked, moved = self.order, self.acked, False
+        while order and order[0] in acked:
+            first = order.popleft()
+            acked.discard(first)
+            self.open.discard(first)
+            self.commit_to, moved = first + 1, True
+        return moved
+
+    def track_many(self, offsets: list[int]) -> None:
+        self.order.extend(offsets)
+        self.open.update(offsets)
+
+    def ack_many(self, offsets: list[int]) -> bool:
+        """`ack` for each offset; True when the committable offset moved. The common case, a batch that is
+        the oldest offsets handed out and none acknowledged out of order, is taken off in one step."""
+        order, count = self.order, len(offsets)
+        if count and not self.acked and count <= len(order):
+            low, high = min(offsets), max(offsets)
+            # `count` distinct open offsets between the first handed out and the count-th: exactly those
+            if low == order[0] and high == order[count - 1] and len(set(offsets)) == count and \
+                    self.open.issuperset(offsets):
+                for _ in range(count):
+                    order.popleft()
+                self.open.difference_update(offsets)
+                self.commit_to = high + 1
+                return True
+        moved = False
+        for offset in offsets:
+            moved = self.ack(offset) or moved
+        return moved
+
+    def pending(self, offset: int) -> bool:
+        return offset in self.open and offset not in self.acked
+
+    def pending_commit(self) -> int | None:
+        if self.commit_to is not None and self.commit_to != self.committed:
+            return self.commit_to
+        return None
