@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gateway import config_values
 from gateway.errors import Diagnostic, Severity
 from gateway.model.resolved import Registry
 from gateway.runtime.credentials import scrub_endpoint
@@ -56,27 +57,39 @@ def endpoint_config(registry: Registry, endpoint_id: str, settings: Settings) ->
                           tuple(attrs.get("usage", ())), override.username, override.password, tls, override.extra)
 
 
-def _from_labels(endpoint_id: str, labels: dict[str, Any]) -> RouteSettings | None:
+def _from_labels(endpoint_id: str, labels: dict[str, Any]) -> tuple[RouteSettings | None, dict[str, str]]:
+    """The route the source endpoint's labels describe, and a problem per label whose value is not of its
+    kind (read as gateway.yaml's route settings are: `inflight` an integer of at least 1, `exactly_once` a
+    flag)."""
     routed = {k[len(LABEL_PREFIX):]: str(v) for k, v in labels.items() if k.startswith(LABEL_PREFIX)}
     if not routed:
-        return None
-    inflight = routed.get("inflight")
-    exactly_once = routed.get("exactly_once", "").lower()
+        return None, {}
+    problems: dict[str, str] = {}
+    inflight = exactly_once = None
+    try:
+        inflight = config_values.integer(routed["inflight"], least=1) if "inflight" in routed else None
+    except config_values.ValueProblem as problem:
+        problems["inflight"] = str(problem)
+    try:
+        exactly_once = config_values.flag(routed["exactly_once"]) if "exactly_once" in routed else None
+    except config_values.ValueProblem as problem:
+        problems["exactly_once"] = str(problem)
     return RouteSettings(endpoint_id, routed.get("conformant"), routed.get("nonconformant"), routed.get("unmatched"),
-                         routed.get("policy", "forward").lower(),
-                         int(inflight) if inflight and inflight.isdigit() else None, f"labels of {endpoint_id}",
-                         {"true": True, "false": False}.get(exactly_once))
+                         routed.get("policy", "forward").lower(), inflight, f"labels of {endpoint_id}",
+                         exactly_once), problems
 
 
 def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route], list[Diagnostic]]:
     """Every route whose endpoints exist; each problem names the route and what is wrong."""
     wanted: dict[str, RouteSettings] = {}
+    label_problems: dict[str, dict[str, str]] = {}
     for endpoint_id, endpoint in registry.endpoints.items():
-        labelled = _from_labels(endpoint_id, endpoint.attrs.get("labels") or {})
+        labelled, label_problems[endpoint_id] = _from_labels(endpoint_id, endpoint.attrs.get("labels") or {})
         if labelled is not None:
             wanted[endpoint_id] = labelled
     for route in settings.routes:
         wanted[route.source] = route
+        label_problems.pop(route.source, None)  # gateway.yaml's route wins: the labels are not read
     routes: list[Route] = []
     problems: list[Diagnostic] = []
     where = settings.file or "gateway.yaml"
@@ -93,6 +106,10 @@ def resolve_routes(registry: Registry, settings: Settings) -> tuple[list[Route],
     for route in wanted.values():
         if route.source not in registry.endpoints:
             problem(route, "the source endpoint is not in the registry", "source")
+            continue
+        if label_problems.get(route.source):
+            for key, message in label_problems[route.source].items():
+                problem(route, f"{key}: {message}", key)
             continue
         if route.policy not in POLICIES:
             problem(route, f"policy {route.policy!r} is not one of {', '.join(POLICIES)}", "policy")

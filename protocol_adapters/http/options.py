@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from gateway.config_values import ValueProblem, flag
 from protocol_adapters.base import EndpointConfig, TlsSettings
 from protocol_adapters.option_values import ADDRESS, OptionError, OptionReader, user_info_refusal
 from protocol_adapters.tls import client_context
@@ -213,11 +214,23 @@ def source_options(config: EndpointConfig) -> HttpSourceOptions:
         respond=respond,
         api_key=_api_key(config),
         allowed_origins=_origins(config),
-        reuse_port=config.extra.get("reuseport") is True,
+        reuse_port=_reuse_port(config),
         header_timeout=read.number("headertimeout", default=10.0, above=0),
         body_timeout=read.number("bodytimeout", default=30.0, above=0),
         max_connections=read.integer("maxconnections", default=1024, least=1),
     )
+
+
+def _reuse_port(config: EndpointConfig) -> bool:
+    """`reuseport` from gateway.yaml or `--workers N` (never a document), by the one flag reader: `"true"`
+    from `${VAR}` is true, and a value that is no flag is refused, not taken as false."""
+    value = config.extra.get("reuseport")
+    if value is None:
+        return False
+    try:
+        return flag(value)
+    except ValueProblem as problem:
+        raise _reader(config).fail(f"setting 'reuseport': {problem}", "reuseport") from None
 
 
 def _static_headers(config: EndpointConfig) -> tuple[tuple[str, str], ...]:

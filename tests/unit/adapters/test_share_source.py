@@ -48,6 +48,22 @@ def test_webhook_workers_bind_with_reuse_port() -> None:
     assert not http_source_options(config).reuse_port
 
 
+@pytest.mark.parametrize(("value", "reuse"), [("true", True), ("yes", True),
+                                              ("false", False), ("0", False), (False, False)])
+def test_reuseport_from_gateway_yaml_is_read_as_a_flag(value: object, reuse: bool) -> None:
+    """`reuseport: ${XGATE_REUSEPORT}` expands to text: "true" must mean true (it was read with `is True`)."""
+    config = EndpointConfig("orders.in", "HTTP", ("http://127.0.0.1:8080/events",), {}, extra={"reuseport": value})
+    assert http_source_options(config).reuse_port is reuse
+
+
+def test_a_reuseport_that_is_no_flag_is_refused_by_name() -> None:
+    from protocol_adapters.option_values import OptionError
+
+    config = EndpointConfig("orders.in", "HTTP", ("http://127.0.0.1:8080/events",), {}, extra={"reuseport": "sometimes"})
+    with pytest.raises(OptionError, match="reuseport.*expected true or false, found 'sometimes'"):
+        http_source_options(config)
+
+
 @pytest.mark.parametrize("protocol,uri", [("KAFKA", "tcp://127.0.0.1:9092"), ("AMQP/1.0", "amqp://127.0.0.1:5672")])
 def test_consumer_groups_and_competing_receivers_need_no_change(protocol: str, uri: str) -> None:
     config = _config(protocol, uri, topic="orders", node="/queue/orders")
