@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from gateway import durable
 from gateway.registry_api.tree import Stamp
 
 log = logging.getLogger(__name__)
@@ -73,11 +74,8 @@ class StateFile:
             "format": FORMAT, "present": sorted(present),
             "stamps": {xid: {"digest": s.digest, "epoch": s.epoch, "createdat": s.createdat,
                              "modifiedat": s.modifiedat} for xid, s in sorted(known.items())}}
-        aside = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")  # one per process: workers share the file
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            aside.write_text(json.dumps(body, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-            os.replace(aside, self.path)
+        try:  # synced before and after the rename: epochs must not go back after a power cut
+            durable.write_atomically(self.path, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
         except OSError as exc:
             if not self._warned:  # once: the API keeps serving, with stamps in memory
                 log.warning("registry API: cannot write %s (%s); epochs and createdat will not survive a restart",

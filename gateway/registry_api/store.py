@@ -1,11 +1,9 @@
 """The documents the write API owns: one file per written group, `<config>/registry-api/<GROUPS>/<GID>.xreg.json`,
 each a 1.0 xRegistry document holding that one group, loaded like any dropped file.
 
-A file is replaced crash-safely: the new bytes go to a temporary file in the same directory (a name no loader
-reads: `.<name>.<pid>.tmp`), are flushed to disk (fsync), renamed over the old name (os.replace, atomic on
-POSIX), and the directory is synced so that the rename itself survives a power cut. A crash at any point
-leaves the old file or the new one, never a mix; a leftover temporary file is ignored by the loader and
-removed by the next write of that group.
+A file is replaced crash-safely (gateway/durable.py: staged as `.<name>.<pid>.tmp`, a name no loader reads,
+synced, renamed over the old name, the directory synced). A crash at any point leaves the old file or the new
+one, never a mix; a leftover staged file is ignored by the loader and removed by the next write of that group.
 
 Writers are serialized across processes by an exclusive `flock` on `registry-api/.lock` (two gateways, or
 `--workers`, sharing one config directory), besides the asyncio lock of one process.
@@ -20,6 +18,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from gateway import durable
 
 API_DIR = "registry-api"
 SUFFIX = ".xreg.json"
@@ -57,36 +57,7 @@ def stage(path: Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     for stale in path.parent.glob(f".{path.name}.*.tmp"):  # left by a writer killed mid-write (writers hold
         stale.unlink(missing_ok=True)                         # the lock: no other one is writing it now)
-    aside = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(aside, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    return aside
-
-
-def _sync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-def commit(staged: Path, path: Path) -> None:
-    """Put a staged file in place of `path` in one rename, and make the rename durable."""
-    os.replace(staged, path)
-    _sync_directory(path.parent)
-
-
-def remove(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-        _sync_directory(path.parent)
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    commit(stage(path, data), path)
+    return durable.stage(path, data)
 
 
 @contextlib.contextmanager

@@ -29,6 +29,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
+from gateway import durable
 from gateway.limits import Limits
 from gateway.loader import Snapshot
 from gateway.loader.fetch import RemoteFetcher
@@ -193,9 +194,9 @@ class RegistryWriter:
                                             "severity": p.severity.value} for p in problems[:50]])
                 for final, aside in staged.items():
                     if aside is not None:
-                        store.commit(aside, final)
+                        durable.commit(aside, final)
                     else:
-                        store.remove(final)
+                        durable.remove(final)
             finally:
                 for aside in staged.values():
                     if aside is not None and aside.exists():

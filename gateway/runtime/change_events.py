@@ -20,12 +20,12 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gateway import durable
 from gateway.envelope import Envelope
 from gateway.errors import GatewayError, MessageRefused
 from gateway.registry_api.events import CONTENT_TYPE, change_events, encode
@@ -69,13 +69,9 @@ class Outbox:
     def save(self) -> None:
         if self.path is None:
             return
-        aside = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
-            with open(aside, "w", encoding="utf-8") as handle:
-                json.dump(self.events, handle, ensure_ascii=False, separators=(",", ":"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(aside, self.path)
+            durable.write_atomically(self.path, json.dumps(self.events, ensure_ascii=False,
+                                                           separators=(",", ":")).encode())
         except OSError as exc:
             log.warning("change events: cannot write %s (%s); pending events live in memory only", self.path, exc)
 
