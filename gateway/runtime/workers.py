@@ -40,7 +40,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 
 from gateway.commands.exit_code import ExitCode
-from gateway.metrics.merge import merge_expositions
+from gateway.metrics.merge import WorkerTotals, merge_families
 from gateway.metrics.server import MetricsServer
 from gateway.settings import MetricsSettings
 
@@ -74,6 +74,7 @@ class _Worker:
     sources: dict[str, bool] = field(default_factory=dict)
     became_ready: bool = False  # at least once: an early exit 2 is a configuration the worker refuses
     exit_code: int | None = None
+    totals: WorkerTotals = field(default_factory=WorkerTotals)  # its series across restarts and missed scrapes
 
 
 class Supervisor:
@@ -131,6 +132,7 @@ class Supervisor:
                 env={**os.environ, SECRET_ENV: self._secret})
             code = await worker.process.wait()
             worker.exit_code, worker.ready = code, False
+            worker.totals.ended()
             if self._stopping.is_set():
                 return
             if code == ExitCode.USAGE and not worker.became_ready:
@@ -191,9 +193,12 @@ class Supervisor:
         return all(worker.ready for worker in self.workers), sources
 
     async def _exposition(self) -> bytes:
+        """Every worker's series combined; a worker that does not answer counts with its last exposition, and
+        one that restarted with what its earlier lives counted (merge.WorkerTotals): no combined count falls."""
         answers = await asyncio.gather(*(self._get(worker, "/metrics") for worker in self.workers))
-        return merge_expositions(body.decode() for answer in answers if answer is not None
-                                 for status, body in (answer,) if status == 200)
+        for worker, answer in zip(self.workers, answers):
+            worker.totals.update(answer[1].decode() if answer is not None and answer[0] == 200 else None)
+        return merge_families(worker.totals.families() for worker in self.workers)
 
     def _add_registry_proxy(self, app: web.Application) -> None:
         app.router.add_route("*", "/registry", self._proxy)

@@ -7,7 +7,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
-from gateway.metrics.merge import merge_expositions
+from gateway.metrics.merge import WorkerTotals, merge_expositions, merge_families
 
 
 def _samples(text: bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -64,3 +64,66 @@ def test_one_worker_is_the_identity() -> None:
     (first, _) = _two_workers()
     alone = generate_latest(first.registry)
     assert _samples(merge_expositions([alone.decode()])) == _samples(alone)
+
+
+def _scrape(workers: list[WorkerTotals], texts: list[str | None]) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    for totals, text in zip(workers, texts, strict=True):
+        totals.update(text)
+    return _samples(merge_families(totals.families() for totals in workers))
+
+
+CONFORMANT = ("xgate_messages_total", (("endpoint", "in"), ("verdict", "conformant")))
+UNMATCHED = ("xgate_messages_total", (("endpoint", "in"), ("verdict", "unmatched")))
+VALIDATED = ("xgate_validation_seconds_count", (("endpoint", "in"),))
+
+
+def test_a_worker_that_misses_a_scrape_counts_with_its_last_exposition() -> None:
+    first, second = _two_workers()
+    workers = [WorkerTotals(), WorkerTotals()]
+    both = [generate_latest(m.registry).decode() for m in (first, second)]
+    assert _scrape(workers, both)[CONFORMANT] == 7
+    first[names.MESSAGES].labels("in", "conformant").inc(10)
+    merged = _scrape(workers, [generate_latest(first.registry).decode(), None])  # the second did not answer
+    assert merged[CONFORMANT] == 17 and merged[UNMATCHED] == 2
+
+
+def test_a_restarted_worker_adds_to_what_its_earlier_life_counted() -> None:
+    """Combined counters never fall: Prometheus would read the fall as a reset and rate() would spike."""
+    first, second = _two_workers()
+    workers = [WorkerTotals(), WorkerTotals()]
+    before = _scrape(workers, [generate_latest(m.registry).decode() for m in (first, second)])
+    reborn = GatewayMetrics()  # the second worker again, counting from zero, its unmatched series not made yet
+    reborn[names.MESSAGES].labels("in", "conformant").inc(1)
+    reborn[names.VALIDATION_SECONDS].labels("in").observe(0.2)
+    after = _scrape(workers, [generate_latest(first.registry).decode(), generate_latest(reborn.registry).decode()])
+    assert after[CONFORMANT] == before[CONFORMANT] + 1 == 8
+    assert after[UNMATCHED] == before[UNMATCHED] == 2  # carried, though the new life has no such series yet
+    assert after[VALIDATED] == before[VALIDATED] + 1 == 3
+    assert all(after[key] >= value for key, value in before.items() if key[0].endswith(("_total", "_count", "_bucket")))
+    # a gauge is the new life's own value, never carried
+    assert after[("xgate_inflight_messages", (("endpoint", "in"),))] == 5
+
+
+def test_a_second_restart_keeps_both_earlier_lives() -> None:
+    totals = WorkerTotals()
+    for life in (5, 3, 2):
+        metrics = GatewayMetrics()
+        metrics[names.MESSAGES].labels("in", "conformant").inc(life)
+        merged = _scrape([totals], [generate_latest(metrics.registry).decode()])
+    assert merged[CONFORMANT] == 10
+
+
+def test_a_worker_that_ended_keeps_its_counts_while_it_is_down_and_after() -> None:
+    """The supervisor says when a worker's process ended: its next life is counted on top even when it has
+    already counted past the old totals by the first scrape (no fall to detect)."""
+    totals = WorkerTotals()
+    old = GatewayMetrics()
+    old[names.MESSAGES].labels("in", "conformant").inc(4)
+    old[names.INFLIGHT].labels("in").set(3)
+    _scrape([totals], [generate_latest(old.registry).decode()])
+    totals.ended()
+    down = _scrape([totals], [None])
+    assert down[CONFORMANT] == 4 and ("xgate_inflight_messages", (("endpoint", "in"),)) not in down
+    new = GatewayMetrics()
+    new[names.MESSAGES].labels("in", "conformant").inc(9)
+    assert _scrape([totals], [generate_latest(new.registry).decode()])[CONFORMANT] == 13
