@@ -2,8 +2,9 @@
 
     python -m bench.accepting [--count 20000] [--rounds 9]
 
-Over the seeded reference workload (bench/workload.py), in interleaved rounds, medians (wall clock, and CPU
-time, which a loaded machine inflates less):
+Over the seeded reference workload (bench/workload.py), every candidate once a round in rotating order, each
+ratio to its floor taken within a round, then median and range (wall clock, and CPU time, which a loaded
+machine inflates less):
   structured / binary   conformant messages, Ruleset.classify (accept fast)
   failing               nonconformant messages, Ruleset.classify (accept, then explain once)
   mix                   the whole workload, Ruleset.classify
@@ -30,6 +31,7 @@ from typing import Any
 import orjson
 
 from bench import workload
+from bench.rounds import per_round, rotated, summary
 from gateway.check import Summary, check_stream, judge_lines
 from gateway.compiler import compile_registry
 from gateway.limits import Limits
@@ -92,8 +94,7 @@ def candidates(count: int) -> tuple[dict[str, Callable[[], None]], dict[str, int
 
     def check_per_line() -> None:  # the loop `xgate check` ran before check_stream: a json.dumps a verdict
         with open(os.devnull, "w") as out:
-            for verdict in judge_lines(ruleset, io.StringIO(text)):
-                out.write(json.dumps(verdict.as_dict(), default=str) + "\n")
+            out.writelines(json.dumps(verdict.as_dict(), default=str) + "\n" for verdict in judge_lines(ruleset, io.StringIO(text)))
 
     runs["check-per-line"], sizes["check-per-line"], floors["check-per-line"] = check_per_line, count, "floor-mix"
     return runs, sizes, floors
@@ -103,41 +104,47 @@ def run(count: int = 20000, rounds: int = 9) -> dict[str, Any]:
     runs, sizes, floors = candidates(count)
     wall: dict[str, list[float]] = {name: [] for name in runs}
     cpu: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, candidate in runs.items():  # interleaved: each round runs every candidate once
+    for index in range(rounds):
+        for name in rotated(list(runs), index):  # each round runs every candidate once, the order rotated
             start, start_cpu = time.perf_counter(), time.process_time()
-            candidate()
+            runs[name]()
             wall[name].append((time.perf_counter() - start) / sizes[name])
             cpu[name].append((time.process_time() - start_cpu) / sizes[name])
     median = {name: statistics.median(v) for name, v in wall.items()}
     median_cpu = {name: statistics.median(v) for name, v in cpu.items()}
-    ratios = {name: median[name] / median[floor] for name, floor in floors.items()}
-    ratios_cpu = {name: median_cpu[name] / median_cpu[floor] for name, floor in floors.items()}
+    # each ratio within a round (the candidate and its floor ran in the same round), then median and range
+    ratios = {name: summary(per_round(wall[name], wall[floor])) for name, floor in floors.items()}
+    ratios_cpu = {name: summary(per_round(cpu[name], cpu[floor])) for name, floor in floors.items()}
     return {
         "messages": count, "rounds": rounds, "sizes": sizes, "load_average": os.getloadavg(),
         "per_message_us": {name: 1e6 * value for name, value in median.items()},
         "per_message_cpu_us": {name: 1e6 * value for name, value in median_cpu.items()},
         "ratios": ratios, "ratios_cpu": ratios_cpu,
-        "duplicate_check_cost_pct": 100 * (median["mix"] / median["mix-no-dupcheck"] - 1),
-        "duplicate_check_cost_cpu_pct": 100 * (median_cpu["mix"] / median_cpu["mix-no-dupcheck"] - 1),
-        "speedup_over_full_judge": median["full-mix"] / median["mix"],
-        "targets": {f"{name} <= {bound}x": ratios[name] <= bound for name, bound in TARGETS.items()},
+        "duplicate_check_cost_pct": summary([100 * (r - 1) for r in per_round(wall["mix"], wall["mix-no-dupcheck"])]),
+        "duplicate_check_cost_cpu_pct": summary([100 * (r - 1)
+                                                 for r in per_round(cpu["mix"], cpu["mix-no-dupcheck"])]),
+        "speedup_over_full_judge": summary(per_round(wall["full-mix"], wall["mix"])),
+        "targets": {f"{name} <= {bound}x": ratios[name]["median"] <= bound for name, bound in TARGETS.items()},
     }
 
 
 def render(result: dict[str, Any]) -> str:
     load = ", ".join(f"{v:.1f}" for v in result["load_average"])
-    lines = [(f"accepting pass: {result['messages']} workload messages, {result['rounds']} interleaved rounds, "
-              f"medians (load average {load})"),
-             f"  {'kind':<16} {'n':>6} {'us/msg':>8} {'x floor':>8} {'cpu us':>8} {'cpu x':>7}  target"]
+    def cell(figure: dict[str, float], width: int) -> str:
+        return f"{figure['median']:.2f} [{figure['min']:.2f}-{figure['max']:.2f}]".rjust(width)
+
+    lines = [(f"accepting pass: {result['messages']} workload messages, {result['rounds']} rounds in rotating "
+              f"order, ratios per round, median [min-max] (load average {load})"),
+             f"  {'kind':<16} {'n':>6} {'us/msg':>8} {'x floor':>19} {'cpu us':>8} {'cpu x floor':>19}  target"]
     for name in result["ratios"]:
         target = TARGETS.get(name)
         lines.append(f"  {name:<16} {result['sizes'][name]:>6} {result['per_message_us'][name]:>8.2f} "
-                     f"{result['ratios'][name]:>8.2f} {result['per_message_cpu_us'][name]:>8.2f} "
-                     f"{result['ratios_cpu'][name]:>7.2f}  " + (f"<= {target}x" if target else ""))
-    lines.append(f"  duplicate-key check: +{result['duplicate_check_cost_pct']:.1f}% on the mix "
-                 f"(cpu +{result['duplicate_check_cost_cpu_pct']:.1f}%)")
-    lines.append(f"  classify over judge_fully (the full judge): {result['speedup_over_full_judge']:.2f}x faster")
+                     f"{cell(result['ratios'][name], 19)} {result['per_message_cpu_us'][name]:>8.2f} "
+                     f"{cell(result['ratios_cpu'][name], 19)}  " + (f"<= {target}x" if target else ""))
+    dup, dup_cpu = result["duplicate_check_cost_pct"], result["duplicate_check_cost_cpu_pct"]
+    lines.append(f"  duplicate-key check: {dup['median']:+.1f}% [{dup['min']:+.1f} to {dup['max']:+.1f}] on the mix "
+                 f"(cpu {dup_cpu['median']:+.1f}%)")
+    lines.append(f"  classify over judge_fully (the full judge): {cell(result['speedup_over_full_judge'], 0)}x faster")
     return "\n".join(lines)
 
 

@@ -29,7 +29,6 @@ import functools
 import io
 import json
 import os
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -42,6 +41,7 @@ from bench import workload
 from bench.afternoon import AfternoonValidator
 from bench.naive import NaiveValidator
 from bench.results import save
+from bench.rounds import rotated, summary
 from gateway import cli
 from gateway.compiler import Ruleset, compile_registry
 from gateway.compiler.core import NativeJudge
@@ -220,10 +220,6 @@ def _ratios(timings: dict[tuple[str, str], list[float]], sizes: dict[str, int],
     return out
 
 
-def _summary(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
 def run(count: int = 6000, rounds: int = 5, check_repeat: int = 20) -> dict[str, Any]:
     samples = workload.samples(count)
     document = workload.registry_document()
@@ -243,14 +239,13 @@ def run(count: int = 6000, rounds: int = 5, check_repeat: int = 20) -> dict[str,
         jobs[("check-startup", "mix")]()()  # warm-up: the first call imports what the CLI loads lazily
         timings: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
         for index in range(rounds):
-            shift = index % len(order)
-            for key in order[shift:] + order[:shift]:  # every pair once a round, the order rotated
+            for key in rotated(order, index):  # every pair once a round, the order rotated
                 timed = jobs[key]()
                 start = time.perf_counter()
                 timed()
                 timings[key].append(time.perf_counter() - start)
     sizes = {kind: len(items) for kind, items in kinds.items()}
-    figures = {name: _summary(values) for name, values in _ratios(timings, sizes, sizes["mix"] * check_repeat).items()}
+    figures = {name: summary(values) for name, values in _ratios(timings, sizes, sizes["mix"] * check_repeat).items()}
     targets = {}
     for numerator, denominator, kind, comparison, bound in TARGETS:
         name = f"{numerator}/{denominator} {kind}"

@@ -22,13 +22,13 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from bench.results import save
+from bench.rounds import rotated, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = 4096
@@ -188,20 +188,16 @@ def _child(kind: str, amount: int, *extra: Any) -> dict[str, Any]:
     return result
 
 
-def _summary(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
 def run(definitions: int = 1000, messages: int = 2_000_000, rounds: int = 5) -> dict[str, Any]:
     rows: dict[str, list[dict[str, Any]]] = {"distinct": [], "shared": []}
-    for _ in range(rounds):  # interleaved: each round measures both documents, each in a fresh process
-        for name, results in rows.items():
-            results.append(_child("compile", definitions, name == "distinct"))
+    for index in range(rounds):  # each round measures both documents, each in a fresh process, order rotated
+        for name in rotated(list(rows), index):
+            rows[name].append(_child("compile", definitions, name == "distinct"))
     figures = {}
     for name, results in rows.items():
         scale = 1000 / results[0]["definitions"]
         figures[name] = {"definitions": results[0]["definitions"], "schemas": results[0]["schemas"],
-                         **{f"{part}_per_1000": _summary([r[f"{part}_mib"] * scale for r in results])
+                         **{f"{part}_per_1000": summary([r[f"{part}_mib"] * scale for r in results])
                             for part in PARTS}}
     long_run = _child("long_run", messages)
     main = figures["distinct"]
