@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from gateway import logs
 from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import Loaded, connecting_diagnostics, load_config, report
 from gateway.errors import EndpointMismatch, GatewayError
@@ -35,8 +36,11 @@ log = logging.getLogger("xgate")
 
 
 def cmd_run(args: argparse.Namespace) -> ExitCode:
-    worker = "" if args.worker is None else f"[worker {args.worker}] "
-    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s {worker}%(name)s %(message)s")
+    try:
+        logs.configure(args.log_level, args.log_format, args.worker)
+    except ValueError as exc:
+        print(f"xgate run: {exc}", file=sys.stderr)
+        return ExitCode.USAGE
     if args.workers is not None and args.workers < 1:
         print(f"xgate run: --workers must be at least 1, found {args.workers}", file=sys.stderr)
         return ExitCode.USAGE
@@ -116,6 +120,9 @@ def _supervisor(args: argparse.Namespace, workers: int, address: str, loaded: Lo
         passed += ["--summary", str(args.summary)]
     if args.no_watch:
         passed.append("--no-watch")
+    for flag, value in (("--log-level", args.log_level), ("--log-format", args.log_format)):
+        if value is not None:  # (the environment's values reach the workers by themselves)
+            passed += [flag, value]
     settings = loaded.settings
     return Supervisor(args.config, workers, passed, address, settings.metrics, settings.runtime.drain_timeout)
 
@@ -162,5 +169,9 @@ def add_command(commands: Any) -> None:
     run.add_argument("--no-watch", action="store_true", help="do not reload when files change (SIGHUP still does)")
     run.add_argument("--workers", type=int, metavar="N",
                      help="processes, each a full gateway, sharing every source (default: runtime.workers, 1)")
+    run.add_argument("--log-level", metavar="LEVEL", help=f"{', '.join(logs.LEVELS)} (default: ${logs.LEVEL_ENV}, "
+                     "else info)")
+    run.add_argument("--log-format", metavar="FORMAT", help=f"text: a line a record; json: an object a line "
+                     f"(default: ${logs.FORMAT_ENV}, else text)")
     run.add_argument("--worker", type=int, help=argparse.SUPPRESS)  # set by the supervisor of --workers N
     run.set_defaults(handler=cmd_run)

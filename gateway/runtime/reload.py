@@ -12,7 +12,7 @@ ruleset, routes and adapters keep running, and the log says why. Registry source
 reloads the same way, a failed poll keeps that source's last good copy,
 logs a warning and counts as a failed reload. The engine swaps the ruleset in one
 assignment and starts, drains or restarts only the routes that changed. One
-JSON log line per reload says what changed.
+log record per reload says what changed, in structured fields (gateway/logs.py).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gateway import logs
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
@@ -182,10 +182,10 @@ class Reloader:
             metrics[names.LAST_RELOAD].set(time.time())
         for problem in problems:
             log.error("reload: %s", problem)
-        log.info(json.dumps({"event": "reload", "reason": reason, "outcome": outcome, "digest": snapshot.digest[:12],
-                             "definitions": ruleset.definition_count, "routes": applied, **changes,
-                             "kept_last_good": sorted(broken),
-                             "errors": [str(p) for p in problems][:20]}, sort_keys=True))
+        log.info("reload %s", outcome, extra=logs.fields(
+            event="reload", reason=reason, outcome=outcome, digest=snapshot.digest[:12],
+            definitions=ruleset.definition_count, routes=applied, **changes, kept_last_good=sorted(broken),
+            errors=[str(p) for p in problems][:20]))
         return outcome
 
     def _refuse(self, reason: str, snapshot: Snapshot, problems: list[Diagnostic],
@@ -195,9 +195,9 @@ class Reloader:
         for problem in problems:
             log.error("reload: %s", problem)
         log.error("reload: not applied; the last good ruleset, routes and adapters keep running")
-        log.info(json.dumps({"event": "reload", "reason": reason, "outcome": "failed", "applied": False,
-                             "digest": snapshot.digest[:12], **changes,
-                             "errors": [str(p) for p in problems][:20]}, sort_keys=True))
+        log.info("reload failed", extra=logs.fields(
+            event="reload", reason=reason, outcome="failed", applied=False, digest=snapshot.digest[:12], **changes,
+            errors=[str(p) for p in problems][:20]))
         return "failed"
 
     async def watch(self, stop: asyncio.Event) -> None:

@@ -199,8 +199,11 @@ def test_dockerfile_builds_a_wheel_with_the_chosen_extras() -> None:
     extras = set(stage_arg(builder, "XGATE_EXTRAS").split(","))
     known = set(PYPROJECT["project"]["optional-dependencies"])
     assert extras <= known, f"unknown extras {extras - known}"
-    # every protocol adapter, and metrics: watchfiles (hot reload) and the /metrics /healthz /readyz server
-    assert {extra for _, extra in ADAPTERS.values() if extra != "dev"} | {"metrics"} <= extras
+    # every protocol adapter's extra; what every `xgate run` needs (the /metrics /healthz /readyz server, hot
+    # reload) comes with the core dependencies, whatever the extras
+    assert {extra for _, extra in ADAPTERS.values() if extra != "dev"} <= extras
+    core = {requirement.split(">")[0].split("<")[0].split("=")[0] for requirement in PYPROJECT["project"]["dependencies"]}
+    assert {"prometheus-client", "aiohttp", "watchfiles"} <= core
     assert stage_arg(runtime, "XGATE_EXTRAS") == stage_arg(builder, "XGATE_EXTRAS")
     # what the wheel build reads is copied in (pyproject's readme too, or the build fails)
     sources = {part for i in builder.all("COPY") if "--from=" not in i.args  # not the Rust toolchain's copies
@@ -459,7 +462,7 @@ def test_compose_config_loads_compiles_and_routes() -> None:
     routes, route_problems = resolve_routes(snapshot.registry, settings)
     assert route_problems == [] and len(routes) == 5
     # every protocol a route uses is installed in the image compose builds
-    extras = set(services()["xgate"]["build"]["args"]["XGATE_EXTRAS"].split(",")) | {"metrics"}
+    extras = set(services()["xgate"]["build"]["args"]["XGATE_EXTRAS"].split(","))
     for route in routes:
         for endpoint in (route.source, route.conformant, route.nonconformant, route.unmatched):
             if endpoint is not None:

@@ -133,7 +133,11 @@ def _source(schema: object) -> str:
 
 def _compile(text: str) -> _Compiled | str:
     """Run protoc; the compiled pool, or the error text to raise (and cache)."""
-    from grpc_tools import _protoc_compiler  # type: ignore[import-untyped]  # heavy: loaded on first .proto
+    try:  # heavy, and an extra (`xgate[protobuf]`): loaded on the first .proto
+        from grpc_tools import _protoc_compiler  # type: ignore[import-untyped]
+    except ImportError:
+        return ("a .proto schema is compiled with grpcio-tools' protoc, which is not installed: "
+                "pip install 'xgate[protobuf]'")
 
     include = str(resources.files("grpc_tools") / "_proto")
     with tempfile.TemporaryDirectory(prefix="xgate-proto-") as tmp:
