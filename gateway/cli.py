@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from gateway import __version__
 from gateway.commands import capture, check, diff, explain, export, infer, lint, replay, run, scaffold, spark
-from gateway.commands.exit_code import ExitCode
+from gateway.exit_code import ExitCode
 
 # in the order `xgate --help` lists them
 COMMANDS = (check, lint, diff, infer, explain, run, capture, replay, export, scaffold, spark)

@@ -10,9 +10,9 @@ import json
 import sys
 from typing import Any
 
-from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import endpoint_to_connect
 from gateway.errors import GatewayError, ObserverRefused
+from gateway.exit_code import ExitCode
 from gateway.recorded import record_from_envelope
 from protocol_adapters import registry
 

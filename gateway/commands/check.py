@@ -12,8 +12,8 @@ import time
 from typing import Any, TextIO
 
 from gateway.check import Summary, check_stream
-from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import add_settings_option, load_registry, unusable
+from gateway.exit_code import ExitCode
 
 
 class _TextSink:

@@ -29,8 +29,8 @@ from typing import Any
 
 from gateway.check import judge_line
 from gateway.commands.capture import cmd_capture
-from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import add_settings_option, load_registry, unusable
+from gateway.exit_code import ExitCode
 from gateway.verdict import Verdict
 
 EXAMPLES_KEPT = 3

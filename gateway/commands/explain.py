@@ -10,11 +10,11 @@ from typing import Any
 
 from gateway.check import judge_record
 from gateway.cloudevents import protocol_content_type, read_cloudevents
-from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import add_settings_option, load_registry, report
 from gateway.compiler import Ruleset
 from gateway.compiler.view import MessageView
 from gateway.envelope import Envelope
+from gateway.exit_code import ExitCode
 from gateway.loader.names import protocol_family
 from gateway.recorded import RecordError, envelope_from_record
 

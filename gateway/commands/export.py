@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import load_documents, report
+from gateway.exit_code import ExitCode
 from gateway.registry_api.document import registry_document
 from gateway.settings import load_settings
 

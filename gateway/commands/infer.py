@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway import jsontext
-from gateway.commands.exit_code import ExitCode
+from gateway.exit_code import ExitCode
 from gateway.infer import infer
 from gateway.infer.draft import read_sample, refused
 

@@ -8,10 +8,10 @@ import argparse
 import json
 from typing import Any
 
-from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import Loaded, add_settings_option, load_registry
 from gateway.compiler import Ruleset
 from gateway.errors import Diagnostic, Severity
+from gateway.exit_code import ExitCode
 from gateway.loader import Snapshot
 from gateway.runtime.credentials import credential_warnings
 from gateway.runtime.routes import resolve_routes, route_warnings

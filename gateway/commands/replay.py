@@ -10,9 +10,9 @@ import json
 import sys
 from typing import Any
 
-from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import endpoint_to_connect
 from gateway.errors import GatewayError
+from gateway.exit_code import ExitCode
 from gateway.recorded import RecordError, envelope_from_record
 from gateway.runtime.replay import replay
 from protocol_adapters import registry

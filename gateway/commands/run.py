@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway import logs
-from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import Loaded, connecting_diagnostics, load_config, report
 from gateway.errors import EndpointMismatch, GatewayError
+from gateway.exit_code import ExitCode
 from gateway.loader.sources import RegistrySources
 from gateway.registry_api import RegistryView
 from gateway.registry_api.state import state_file

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gateway.commands.exit_code import ExitCode
+from gateway.exit_code import ExitCode
 
 GROUP = "example.events"
 

@@ -10,8 +10,8 @@ import importlib.util
 import sys
 from typing import Any, TextIO
 
-from gateway.commands.exit_code import ExitCode
 from gateway.commands.startup import Loaded, unusable
+from gateway.exit_code import ExitCode
 from gateway.settings import Settings, load_settings
 from gateway.spark.batch import DEFAULT_MASTER
 

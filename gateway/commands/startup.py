@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from gateway.commands.exit_code import ExitCode
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, Severity
+from gateway.exit_code import ExitCode
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import fetcher_for
 from gateway.loader.sources import RegistrySources

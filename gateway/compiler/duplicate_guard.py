@@ -22,6 +22,8 @@ from typing import Any
 import msgspec
 import msgspec.inspect as mi
 
+from gateway.errors import GatewayError
+
 _UNSET = msgspec.UNSET
 _encode = msgspec.json.encode
 _SCALARS = (mi.IntType, mi.FloatType, mi.BoolType)
@@ -59,7 +61,7 @@ def quote_counter(struct: Any) -> Counter | None:
         return None
 
 
-class _Uncountable(Exception):
+class _Uncountable(GatewayError):
     pass
 
 

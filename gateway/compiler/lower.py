@@ -29,6 +29,7 @@ from gateway.compiler.payload.jsonschema import JsonSchemaValidator
 from gateway.compiler.ruleset import Ruleset
 from gateway.compiler.templates import has_placeholders
 from gateway.compiler.types import ANY_TIMESTAMPS, KNOWN_TYPES, STRING_LIKE, checker, coerce
+from gateway.errors import GatewayError
 
 # native/src/plan.rs PLAN_VERSION
 PLAN_VERSION = 1
@@ -36,7 +37,7 @@ _KAFKA_READS = frozenset({"topic", "partition", "timestamp", "key", "key_base64"
 _DISCRIMINATOR_READS = {"envelopemetadata.type": "type", "protocoloptions.topic": "topic"}
 
 
-class NotLowered(Exception):
+class NotLowered(GatewayError):
     """A rule with no form in the plan: its definition stays with the Python judge."""
 
 

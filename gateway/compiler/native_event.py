@@ -31,6 +31,7 @@ import msgspec
 
 from gateway.compiler.payload.jsonschema import JsonSchemaValidator
 from gateway.compiler.types import INT_MAX, INT_MIN
+from gateway.errors import GatewayError
 
 # attributes whose checks the implicit rules make; a definition that leaves them undeclared still admits them
 CORE_REQUIRED = {"specversion": "string", "id": "string", "source": "urireference"}
@@ -40,7 +41,7 @@ _NON_EMPTY = Annotated[str, msgspec.Meta(min_length=1)]
 _NATIVE_TYPES = {"string": str, "integer": _CE_INTEGER, "boolean": bool}
 
 
-class NotNative(Exception):
+class NotNative(GatewayError):
     """The definition has a rule without a sound native form: the dict-based pass judges it."""
 
 

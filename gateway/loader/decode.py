@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from gateway.errors import Diagnostic, Severity
+from gateway.errors import Diagnostic, GatewayError, Severity
 from gateway.loader.document_limits import MAX_DOCUMENT_VALUES, measure
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -24,7 +24,7 @@ MAX_YAML_CHARACTERS = 4 * 1024 * 1024
 MAX_YAML_ALIASES = 1000
 
 
-class _Refused(yaml.YAMLError):
+class _Refused(GatewayError, yaml.YAMLError):
     """A YAML document past a limit; stops the composer before it builds more nodes."""
 
 

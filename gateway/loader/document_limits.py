@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.errors import GatewayError
+
 # deeper than any registry document or schema written by hand (a schema nesting 40 objects uses ~90 levels)
 MAX_NESTING_DEPTH = 128
 # values (objects, arrays and scalars) per document, YAML aliases expanded; bench/memory's 1,000-definition
@@ -21,7 +23,7 @@ MAX_NESTING_DEPTH = 128
 MAX_DOCUMENT_VALUES = 1_000_000
 
 
-class _Excess(Exception):
+class _Excess(GatewayError):
     """A limit is exceeded; the message says which."""
 
 

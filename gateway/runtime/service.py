@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from gateway.commands.exit_code import ExitCode
+from gateway.exit_code import ExitCode
 from gateway.metrics.server import MetricsServer
 from gateway.registry_api import RegistryView
 from gateway.registry_api.write import RegistryWriter

@@ -39,7 +39,7 @@ import aiohttp
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
-from gateway.commands.exit_code import ExitCode
+from gateway.exit_code import ExitCode
 from gateway.metrics.merge import WorkerTotals, merge_families
 from gateway.metrics.server import MetricsServer
 from gateway.settings import MetricsSettings

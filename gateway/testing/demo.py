@@ -38,6 +38,7 @@ from typing import Any
 
 from gateway.compiler import compile_registry
 from gateway.envelope import Envelope
+from gateway.exit_code import ExitCode
 from gateway.loader import load_snapshot
 from gateway.metrics.server import MetricsServer
 from gateway.recorded import envelope_from_record
@@ -315,7 +316,7 @@ async def run_demo(args: argparse.Namespace) -> int:
     for problem in [*snapshot.errors, *problems, *route_problems]:
         print(problem, file=sys.stderr)
     if not routes:
-        return 2
+        return ExitCode.USAGE
     brokers = LocalBrokers(routes)
     brokers.start()
     try:
@@ -394,7 +395,7 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
         print(f"demo: route {source} judged nothing", file=sys.stderr)
     if missing or not summary.published:
         print(f"demo: no {', '.join(missing) or 'traffic'} seen", file=sys.stderr)
-    return 1 if missing or idle or not summary.published else 0
+    return ExitCode.FAILED if missing or idle or not summary.published else ExitCode.OK
 
 
 async def _settle(engine: Engine, summary: Summary, timeout: float) -> None:

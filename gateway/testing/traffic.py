@@ -21,6 +21,8 @@ from typing import Any
 
 import fastavro
 
+from gateway.exit_code import ExitCode
+
 _CANCELLED_SCHEMA = fastavro.parse_schema({
     "type": "record", "name": "Cancelled", "namespace": "com.example.orders",
     "fields": [{"name": "orderid", "type": "string"},
@@ -149,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for record in generate(args.count, args.seed):
         sys.stdout.write(json.dumps(record) + "\n")
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

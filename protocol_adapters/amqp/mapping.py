@@ -37,7 +37,7 @@ from typing import Any
 from proton import Array, Data, Described, symbol, timestamp, ubyte, uint, ulong
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError
+from gateway.errors import AdapterError, GatewayError
 
 PROTOCOL = "AMQP/1.0"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -176,7 +176,7 @@ def decode_message(encoded: bytes | memoryview) -> tuple[dict[str, Any], bytes]:
 
 # -- encoding ---------------------------------------------------------------------------------------------
 
-class _Unencodable(Exception):
+class _Unencodable(GatewayError):
     pass
 
 

@@ -24,6 +24,7 @@ from collections import defaultdict
 from typing import Any
 
 from gateway.envelope import Envelope
+from gateway.exit_code import ExitCode
 from gateway.loader import load_snapshot
 from gateway.recorded import envelope_from_record
 from gateway.runtime.replay import Replayer
@@ -81,7 +82,7 @@ async def run(args: argparse.Namespace) -> int:
     for problem in [*problems, *snapshot.errors]:
         log(str(problem))
     if problems or snapshot.errors:
-        return 2
+        return ExitCode.USAGE
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -95,7 +96,7 @@ async def run(args: argparse.Namespace) -> int:
             log(f"{type(exc).__name__}: {exc}; trying again in {RETRY_AFTER:g} s")
             await _pause(stop, RETRY_AFTER)
     log(f"stopped after {totals['sent']:,} messages")
-    return 0
+    return ExitCode.OK
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from gateway.errors import GatewayError
 from gateway.limits import MAX_NESTING, limit_violation, nesting_violation
 from gateway.verdict import Violation
 
@@ -117,7 +118,7 @@ def needs_scan(schema: Any, named: dict[str, Any]) -> bool:
     return False
 
 
-class _Corrupt(Exception):
+class _Corrupt(GatewayError):
     pass
 
 

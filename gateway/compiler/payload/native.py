@@ -36,6 +36,8 @@ from typing import Annotated, Any, Literal, NamedTuple, cast
 import jsonschema_rs
 import msgspec
 
+from gateway.errors import GatewayError
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _EXACT_FLOAT = 2**53  # integers up to this magnitude are exact doubles
 _ANNOTATIONS = frozenset({"title", "description", "$schema", "$id", "$comment", "default", "examples", "format",
@@ -50,7 +52,7 @@ _KEYWORDS = {
 }
 
 
-class _Unmapped(Exception):
+class _Unmapped(GatewayError):
     """The schema (or a part of it) has no sound msgspec form."""
 
 
