@@ -52,8 +52,8 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.loader import load_snapshot
 from gateway.recorded import envelope_from_record
+from gateway.routes.resolve import endpoint_config, resolve_routes
 from gateway.runtime.replay import Replayer
-from gateway.runtime.routes import endpoint_config, resolve_routes
 from gateway.settings import load_settings
 from gateway.testing.demo import LocalBrokers
 from gateway.testing.traffic import records

@@ -57,8 +57,8 @@ registry:                         # the read-only xRegistry API, /registry on th
   base_url: https://xgate.example.com/registry   # self URLs behind a proxy (default: from the request's Host)
   address: 127.0.0.1:9465         # also at the root of an address of its own (default: none; same TLS and auth)
   state_dir: /var/lib/xgate       # epochs and createdat kept across restarts (default: beside the config directory)
-  write: {apikey_file: /run/secrets/registry-apikey}   # writes allowed with these credentials (registry_api/config.py)
-  events: {endpoint: registry.changes}                 # change events to this producer endpoint (registry_api/config.py)
+  write: {apikey_file: /run/secrets/registry-apikey}   # writes allowed with these credentials (sections/registry.py)
+  events: {endpoint: registry.changes}                 # change events to this producer endpoint (sections/registry.py)
 sources:                          # xRegistry servers followed beside the local files (none: nothing fetched)
   - url: https://registry.example.com/registry   # the registry root, fetched as `<url>?inline`; host on `remote.allow`
     interval: 30                  # seconds between polls (at least 1); ETag, else the body digest, says "unchanged"
@@ -83,14 +83,14 @@ from gateway.limits import DEFAULT_LIMITS, Limits
 from gateway.loader.decode import decode_file
 from gateway.loader.fetch import RemoteFetcher, RemotePolicy, parse_allow
 from gateway.loader.sources import DEFAULT_INTERVAL, MIN_INTERVAL, RegistrySource
-from gateway.metrics.access import server_context
-from gateway.registry_api.config import EventSettings, WriteSettings, read_events, read_write
 from gateway.schemaregistry.config import (
     SchemaRegistrySettings,
     base_url,
     parse_schemaregistries,
     schema_registries_section,
 )
+from gateway.sections.access import server_context
+from gateway.sections.registry import EventSettings, WriteSettings, read_events, read_write
 
 POLICIES = ("forward", "observe", "reject", "drop")
 SETTINGS_FILES = ("gateway.yaml", "gateway.yml")
@@ -195,7 +195,7 @@ def _registry(raw: Any, problems: list[str]) -> RegistrySettings:
     if values["address"] and not (port.isdigit() and 0 <= int(port) <= 65535):
         problems.append(f"{where}/address: expected host:port, found {values['address']!r}")
         values["address"] = None
-    # issue 24: the write API and change events, read in gateway/registry_api/config.py
+    # issue 24: the write API and change events, read in gateway/sections/registry.py
     return RegistrySettings(**values, write=read_write(raw.get("write"), f"{where}/write", problems),
                             events=read_events(raw.get("events"), f"{where}/events", problems))
 

@@ -13,8 +13,8 @@ from gateway.compiler import Ruleset
 from gateway.errors import Diagnostic, Severity
 from gateway.exit_code import ExitCode
 from gateway.loader import Snapshot
-from gateway.runtime.credentials import credential_warnings
-from gateway.runtime.routes import resolve_routes, route_warnings
+from gateway.routes.credentials import credential_warnings
+from gateway.routes.resolve import resolve_routes, route_warnings
 
 
 def cmd_lint(args: argparse.Namespace) -> ExitCode:

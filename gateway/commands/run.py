@@ -22,10 +22,10 @@ from gateway.exit_code import ExitCode
 from gateway.loader.sources import RegistrySources
 from gateway.registry_api import RegistryView
 from gateway.registry_api.state import state_file
+from gateway.routes.resolve import Route, adapter_diagnostics, resolve_routes, route_warnings
 from gateway.runtime.engine import Engine
 from gateway.runtime.registry_wiring import change_publisher, registry_writer
 from gateway.runtime.reload import Reloader
-from gateway.runtime.routes import Route, adapter_diagnostics, resolve_routes, route_warnings
 from gateway.runtime.service import Gateway, Service, ServiceOptions
 from gateway.runtime.shadow import load_shadow
 from gateway.runtime.workers import Supervisor, worker_access

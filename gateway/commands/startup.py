@@ -22,9 +22,9 @@ from gateway.exit_code import ExitCode
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import fetcher_for
 from gateway.loader.sources import RegistrySources
-from gateway.runtime.credentials import credential_warnings
-from gateway.runtime.endpoint_checks import endpoint_problems
-from gateway.runtime.routes import endpoint_config
+from gateway.routes.credentials import credential_warnings
+from gateway.routes.endpoint_checks import endpoint_problems
+from gateway.routes.resolve import endpoint_config
 from gateway.schemaregistry import registry_schemas
 from gateway.settings import SETTINGS_FILES, Settings, load_judging_settings, load_settings, load_settings_file
 from protocol_adapters.base import EndpointConfig

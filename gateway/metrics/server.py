@@ -19,7 +19,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from gateway.errors import GatewayError
-from gateway.metrics.access import BasicAuth, challenge, server_context
+from gateway.sections.access import BasicAuth, challenge, server_context
 from gateway.settings import MetricsSettings, RegistrySettings
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Who may write to the registry: the credentials of gateway.yaml `registry.write`, checked in constant time.
 
 An API key travels as `X-API-Key: KEY` or `Authorization: Bearer KEY`; basic auth as `Authorization: Basic ...`
-(the metrics server's reader, gateway/metrics/access.py). `X-API-Key` exists so that a write can carry its key
+(the metrics server's reader, gateway/sections/access.py). `X-API-Key` exists so that a write can carry its key
 beside the basic auth the metrics server may already ask for on the same address.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 
-from gateway.metrics.access import REALM, BasicAuth
-from gateway.registry_api.config import WriteSettings
+from gateway.sections.access import REALM, BasicAuth
+from gateway.sections.registry import WriteSettings
 
 APIKEY_HEADER = "X-API-Key"
 

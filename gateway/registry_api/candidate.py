@@ -19,7 +19,7 @@ from gateway.errors import Diagnostic, Severity
 from gateway.limits import Limits
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import RemoteFetcher
-from gateway.runtime.routes import Route, adapter_diagnostics, resolve_routes
+from gateway.routes.resolve import Route, adapter_diagnostics, resolve_routes
 from gateway.schemaregistry import registry_schemas
 from gateway.settings import Settings
 

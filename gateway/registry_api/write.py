@@ -43,7 +43,7 @@ from gateway.registry_api.query import NO_INLINE
 from gateway.registry_api.render import DETAILS, Renderer
 from gateway.registry_api.served import ApiState, RegistryView
 from gateway.registry_api.tree import GROUPS, GroupType, Node, ResourceType, now_text
-from gateway.runtime.routes import Route
+from gateway.routes.resolve import Route
 from gateway.schemaregistry.config import SchemaRegistrySettings
 from gateway.settings import Settings
 

@@ -27,8 +27,8 @@ from gateway.compiler.core import NativeJudge
 from gateway.errors import AdapterError, EndpointMismatch
 from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
+from gateway.routes.resolve import Route
 from gateway.runtime.pipeline import Pipeline, backoff_delays
-from gateway.runtime.routes import Route
 from gateway.runtime.shadow import ShadowJudge
 from gateway.runtime.stats import GatewayStats
 from protocol_adapters import registry

@@ -35,12 +35,12 @@ from gateway.compiler.core import NativeJudge
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError, MessageRefused
 from gateway.metrics.instruments import RouteMetrics, observe_many
+from gateway.routes.resolve import Route
 from gateway.runtime.health import DestinationHealth
 from gateway.runtime.judged import Judged, Landing
 from gateway.runtime.record_lane import RecordLane
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, Kind, decide_kind, kind_of
-from gateway.runtime.routes import Route
 from gateway.runtime.shadow import ShadowJudge
 from gateway.runtime.stats import RouteStats
 from gateway.verdict import Outcome, Rule, Verdict, Violation, truncate

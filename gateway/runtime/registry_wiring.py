@@ -16,10 +16,10 @@ from gateway.registry_api.access import WriteAccess
 from gateway.registry_api.served import RegistryView
 from gateway.registry_api.state import StateFile
 from gateway.registry_api.write import RegistryWriter
+from gateway.routes.resolve import endpoint_config
 from gateway.runtime.change_events import ChangePublisher
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
-from gateway.runtime.routes import endpoint_config
 from gateway.settings import Settings
 from protocol_adapters import registry
 

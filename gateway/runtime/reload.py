@@ -34,9 +34,9 @@ from gateway.loader.discover import is_document
 from gateway.loader.fetch import RemoteFetcher, fetcher_for
 from gateway.loader.sources import Outcome, Poll, RegistrySource, RegistrySources
 from gateway.metrics import names
+from gateway.routes.resolve import adapter_diagnostics, resolve_routes
 from gateway.runtime import heap
 from gateway.runtime.engine import Engine
-from gateway.runtime.routes import adapter_diagnostics, resolve_routes
 from gateway.runtime.shadow import load_shadow
 from gateway.schemaregistry import registry_schemas
 from gateway.settings import SETTINGS_FILES, Settings, load_settings

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gateway.bindings import BINDINGS
-from gateway.runtime.routes import Route
+from gateway.routes.resolve import Route
 from gateway.verdict import Verdict
 from protocol_adapters.base import EndpointConfig
 

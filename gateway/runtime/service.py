@@ -31,11 +31,11 @@ from gateway.exit_code import ExitCode
 from gateway.metrics.server import MetricsServer
 from gateway.registry_api import RegistryView
 from gateway.registry_api.write import RegistryWriter
+from gateway.routes.resolve import Route
 from gateway.runtime import heap
 from gateway.runtime.change_events import ChangePublisher
 from gateway.runtime.engine import STOP_GRACE, Engine
 from gateway.runtime.reload import Reloader
-from gateway.runtime.routes import Route
 from gateway.runtime.workers import Supervisor
 from gateway.settings import Settings
 

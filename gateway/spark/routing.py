@@ -20,9 +20,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gateway.compiler.core import NativeJudge
+from gateway.routes.resolve import Route
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, Kind, decide, decide_kind
-from gateway.runtime.routes import Route
 from gateway.spark.headers import header_pairs, headers_array
 from gateway.spark.shipping import RegistryBundle, native_judge_for
 from gateway.spark.validate import RESULT_COLUMNS, verdict_columns

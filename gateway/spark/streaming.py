@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from gateway.errors import AdapterError, GatewayError
 from gateway.loader import Snapshot
-from gateway.runtime.routes import SOURCE_USAGES, Route, endpoint_config, resolve_routes
+from gateway.routes.resolve import SOURCE_USAGES, Route, endpoint_config, resolve_routes
 from gateway.settings import Settings
 from gateway.spark.kafka_options import JVM_FORMAT, jvm_options
 from gateway.spark.routing import BatchCounts, RoutingTable, route_frame, routing_table

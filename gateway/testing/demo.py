@@ -42,9 +42,9 @@ from gateway.exit_code import ExitCode
 from gateway.loader import load_snapshot
 from gateway.metrics.server import MetricsServer
 from gateway.recorded import envelope_from_record
+from gateway.routes.resolve import Route, endpoint_config, resolve_routes
 from gateway.runtime.engine import Engine
 from gateway.runtime.replay import Replayer
-from gateway.runtime.routes import Route, endpoint_config, resolve_routes
 from gateway.runtime.shadow import ShadowJudge, load_shadow
 from gateway.settings import Settings, load_settings
 from gateway.testing.demo_registry import DemoRegistry

@@ -27,10 +27,10 @@ from gateway.registry_api import RegistryView
 from gateway.registry_api.access import APIKEY_HEADER, WriteAccess
 from gateway.registry_api.tree import now_text
 from gateway.registry_api.write import RegistryWriter
+from gateway.routes.resolve import endpoint_config
 from gateway.runtime.change_events import ChangePublisher
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
-from gateway.runtime.routes import endpoint_config
 from gateway.settings import Settings
 from protocol_adapters import registry as adapters
 

@@ -123,7 +123,7 @@ class KafkaSourceOptions:
     fetch_min_bytes: int
     backoff_max: float
     commit: bool = True  # False: an observer (xgate capture) that reads in a group of its own and never commits
-    transactional_id: str | None = None  # set by an exactly-once route (gateway/runtime/exactly_once.py)
+    transactional_id: str | None = None  # set by an exactly-once route (gateway/routes/exactly_once.py)
     isolation_level: str = "read_uncommitted"
 
 

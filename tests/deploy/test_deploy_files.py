@@ -40,7 +40,7 @@ from gateway.compiler import compile_registry
 from gateway.errors import Severity
 from gateway.loader import load_snapshot
 from gateway.metrics.server import PROBES
-from gateway.runtime.routes import resolve_routes
+from gateway.routes.resolve import resolve_routes
 from gateway.settings import load_settings
 from gateway.testing import memory
 from gateway.testing.traffic import generate

@@ -32,8 +32,8 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.loader import load_snapshot
 from gateway.recorded import envelope_from_record
+from gateway.routes.resolve import endpoint_config
 from gateway.runtime.router import kind_of
-from gateway.runtime.routes import endpoint_config
 from gateway.settings import load_settings
 from protocol_adapters import registry as adapters
 from tests.conftest import free_port

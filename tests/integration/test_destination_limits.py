@@ -26,8 +26,8 @@ from aiohttp import web
 from gateway.compiler import compile_registry
 from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
+from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
-from gateway.runtime.routes import Route
 from gateway.testing import memory
 from protocol_adapters import registry
 from protocol_adapters.base import EndpointConfig

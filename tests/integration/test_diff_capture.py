@@ -16,7 +16,7 @@ import yaml
 
 from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
-from gateway.runtime.routes import endpoint_config
+from gateway.routes.resolve import endpoint_config
 from gateway.settings import load_settings
 from protocol_adapters import registry
 from tests.integration.harness import REPO, start_broker

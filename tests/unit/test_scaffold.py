@@ -14,7 +14,7 @@ from gateway.cli import main
 from gateway.commands.scaffold import DEFAULT_PROTOCOLS, PROTOCOLS
 from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
-from gateway.runtime.routes import resolve_routes
+from gateway.routes.resolve import resolve_routes
 from gateway.settings import load_settings
 
 CE_HEADERS = {"ce_specversion": "1.0", "ce_id": "1", "ce_type": "com.example.reading",

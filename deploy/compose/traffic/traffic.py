@@ -27,8 +27,8 @@ from gateway.envelope import Envelope
 from gateway.exit_code import ExitCode
 from gateway.loader import load_snapshot
 from gateway.recorded import envelope_from_record
+from gateway.routes.resolve import endpoint_config
 from gateway.runtime.replay import Replayer
-from gateway.runtime.routes import endpoint_config
 from gateway.settings import load_settings
 from gateway.testing.traffic import records
 from protocol_adapters import registry as adapters

@@ -18,7 +18,7 @@ import pytest
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.loader import load_snapshot
-from gateway.runtime.routes import endpoint_config
+from gateway.routes.resolve import endpoint_config
 from gateway.settings import load_settings
 from gateway.verdict import Outcome, Rule, Verdict, Violation, conformant
 from protocol_adapters.base import Delivery, EndpointConfig

@@ -13,7 +13,7 @@ import pytest
 from gateway.cli import main
 from gateway.loader import load_snapshot
 from gateway.registry_api import registry_document
-from gateway.runtime.routes import endpoint_config
+from gateway.routes.resolve import endpoint_config
 from gateway.settings import Settings
 from protocol_adapters.kafka.options import sink_options, source_options
 

@@ -20,9 +20,9 @@ from gateway.loader import load_snapshot
 from gateway.registry_api import RegistryView, registry_document
 from gateway.registry_api.state import StateFile, default_state_dir, state_file
 from gateway.settings import MetricsSettings, RegistrySettings, load_settings
+from tests.conftest import conformance_dir
 from tests.unit.builders import write_doc
 from tests.unit.registry_api.registry import PROTO, READING, orders_document, write_registry
-from tests.conftest import conformance_dir
 from tests.unit.registry_api.support import BASE, ask, http, ok, run, serving, view_of
 
 SPEC_ERRORS = "https://github.com/xregistry/spec/blob/main/core/spec.md#"

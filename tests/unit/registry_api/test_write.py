@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gateway.envelope import Envelope
-from gateway.registry_api.config import WriteSettings
+from gateway.sections.registry import WriteSettings
 from gateway.verdict import Outcome
 from tests.unit.registry_api.support import run
 from tests.unit.registry_api.writing import SPEC, Gateway, basic, gateway, message, operator_files

@@ -21,10 +21,10 @@ from gateway.loader.sources import RegistrySources
 from gateway.metrics.server import MetricsServer
 from gateway.registry_api import RegistryView
 from gateway.registry_api.access import WriteAccess
-from gateway.registry_api.config import WriteSettings
 from gateway.registry_api.write import RegistryWriter
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
+from gateway.sections.registry import WriteSettings
 from gateway.settings import load_settings
 from gateway.testing import memory
 

@@ -14,8 +14,8 @@ from typing import Any
 from gateway.commands.lint import lint_report
 from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
-from gateway.runtime.credentials import credential_warnings
-from gateway.runtime.routes import endpoint_config
+from gateway.routes.credentials import credential_warnings
+from gateway.routes.resolve import endpoint_config
 from gateway.settings import load_settings
 
 SECRETS = ("doc-password", "doc-token", "doc-sasl", "Bearer doc-bearer", "doc-header-key", "doc-query-key", "eve:pw")

@@ -10,7 +10,7 @@ import yaml
 
 from gateway.cli import main
 from gateway.loader import load_snapshot
-from gateway.runtime.routes import Route, resolve_routes
+from gateway.routes.resolve import Route, resolve_routes
 from gateway.settings import load_settings
 from protocol_adapters import kafka
 from protocol_adapters.kafka.transactional_source import TransactionalKafkaSource

@@ -16,9 +16,9 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.loader import load_snapshot
 from gateway.metrics import names
+from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
 from gateway.runtime.pipeline import JUDGE_ATTEMPTS
-from gateway.runtime.routes import Route
 from gateway.testing import memory
 from protocol_adapters.base import EndpointConfig
 

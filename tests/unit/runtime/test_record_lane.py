@@ -17,8 +17,8 @@ from gateway.compiler.core import native_available
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError, adapter_failure
 from gateway.loader import load_snapshot
+from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
-from gateway.runtime.routes import Route
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka.mapping import forwarded_record, outgoing_record, record_envelope
 from tests.unit.runtime.test_pipeline import REGISTRY, run_until

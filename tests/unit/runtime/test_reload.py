@@ -11,9 +11,9 @@ from typing import Any
 from gateway.compiler import compile_registry
 from gateway.loader import load_snapshot
 from gateway.metrics import names
+from gateway.routes.resolve import resolve_routes
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
-from gateway.runtime.routes import resolve_routes
 from gateway.settings import load_settings
 from gateway.testing import memory
 from protocol_adapters import registry

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gateway.loader import load_snapshot
-from gateway.runtime.routes import Route, resolve_routes
+from gateway.routes.resolve import Route, resolve_routes
 from gateway.settings import load_settings
 from tests.unit.builders import ce_message, write_doc
 

@@ -15,9 +15,9 @@ from gateway.compiler import compile_registry
 from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
 from gateway.metrics import names
+from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
-from gateway.runtime.routes import Route
 from gateway.runtime.shadow import LATEST_KEPT, load_shadow
 from gateway.settings import load_settings
 from gateway.testing import memory

@@ -20,9 +20,9 @@ from typing import Any
 from gateway import config_values
 from gateway.errors import Diagnostic, Severity
 from gateway.model.resolved import Registry
-from gateway.runtime.credentials import scrub_endpoint
-from gateway.runtime.endpoint_checks import endpoint_problems
-from gateway.runtime.exactly_once import join_transaction
+from gateway.routes.credentials import scrub_endpoint
+from gateway.routes.endpoint_checks import endpoint_problems
+from gateway.routes.exactly_once import join_transaction
 from gateway.settings import POLICIES, RouteSettings, Settings
 from protocol_adapters.base import EndpointConfig, TlsSettings
 
