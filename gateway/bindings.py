@@ -83,8 +83,8 @@ class Binding:
     fields: tuple[RecordedField, ...] = ()  # the protocol fields of CONFORMANCE.md section 4, recorded form
 
 
-_AMQP_SECTIONS = ("properties", "application-properties", "message-annotations", "delivery-annotations", "header",
-                  "footer")
+AMQP_SECTIONS = ("properties", "application-properties", "message-annotations", "delivery-annotations", "header",
+                 "footer")
 _MQTT_5 = Binding(
     "MQTT/5.0", "MQTT", "mqtt", names=("MQTT",), versions=("", "5", "5.0"), headers="user_properties",
     prefixes=("",), content_type="content_type", address="topic_name", addressed_sink=True,
@@ -113,7 +113,7 @@ BINDINGS: dict[str, Binding] = {binding.protocol: binding for binding in (
             content_type="properties", content_type_name="content-type",
             limited=("application-properties", "message-annotations", "delivery-annotations", "footer"),
             fields=tuple(RecordedField(name, Form.SECTION, alias=name.replace("-", "_") if "-" in name else "",
-                                       written=Written.NOT_EMPTY) for name in _AMQP_SECTIONS)),
+                                       written=Written.NOT_EMPTY) for name in AMQP_SECTIONS)),
     # the NATS binding maps no `datacontenttype` to its Content-Type header
     Binding("NATS", "NATS", "nats", names=("NATS",), headers="headers", casefold=True, prefixes=("ce-",),
             values=AttributeValues.PERCENT_ENCODED, content_type="headers", content_type_name="Content-Type",

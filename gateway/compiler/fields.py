@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.bindings import AMQP_SECTIONS
 from gateway.cloudevents import header_text
 from gateway.compiler.view import MessageView
 from gateway.loader.messages import normalize_propdef
@@ -104,8 +105,6 @@ _SCALARS: dict[str, tuple[tuple[str, str | None], ...]] = {
     "NATS": (("subject", "string"), ("reply-to", "string")),
     "HTTP": (("method", "string"), ("path", "string")),
 }
-AMQP_SECTIONS = ("properties", "application-properties", "message-annotations", "delivery-annotations",
-                 "header", "footer")
 # the field a non-CloudEvents definition is dispatched on (CONFORMANCE.md section 6)
 DISCRIMINATOR_FIELDS = {"AMQP/1.0": "protocoloptions.properties.subject", "MQTT": "protocoloptions.topic_name",
                         "KAFKA": "protocoloptions.topic", "NATS": "protocoloptions.subject",

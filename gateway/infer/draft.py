@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway import jsontext
+from gateway.bindings import BINDINGS
 from gateway.check import judge_record
 from gateway.cloudevents import MISSING, read_cloudevents
 from gateway.compiler import compile_registry
@@ -44,10 +45,9 @@ from gateway.verdict import Verdict
 SCHEMA_FORMAT = "JsonSchema/draft-2020-12"
 # how far a definition is loosened when it refuses one of its own samples
 FULL, NO_VALUES, NO_TEMPLATES, NO_SCHEMA, TYPE_ONLY = range(5)
-# the field a definition is told apart by, and which carries headers, per protocol family
-_DISCRIMINATOR = {"KAFKA": "topic", "MQTT": "topic_name", "NATS": "subject", "HTTP": "path"}
+# the field whose headers are drafted as protocol options, per protocol family (the binding's `headers`, where
+# `xgate infer` drafts them; it has never drafted an HTTP request's headers)
 _HEADERS = {"KAFKA": "headers", "NATS": "headers", "MQTT": "user_properties"}
-_CE_HEADER = {"KAFKA": "ce_", "NATS": "ce-", "HTTP": "ce-"}
 _TRANSPORT_HEADERS = {"content-type", "content-length", "host", "user-agent", "accept", "accept-encoding",
                       "connection", "date", "authorization", "transfer-encoding"}
 _ADDRESS = {"KAFKA": "127.0.0.1:9092", "MQTT": "mqtt://127.0.0.1:1883", "NATS": "nats://127.0.0.1:4222",
@@ -108,11 +108,17 @@ def read_sample(number: int, record: Any) -> Sample | str:
     return Sample(number, record, envelope, attributes, reading.mode if attributes is not None else None, data)
 
 
+def _address(protocol: str) -> str:
+    """The field a definition is told apart by: where the binding says a message was read ("" for none)."""
+    binding = BINDINGS.get(protocol)
+    return binding.address if binding is not None else ""
+
+
 def _discriminator(sample: Sample) -> str:
     family = protocol_family(sample.envelope.protocol) or sample.envelope.protocol
     if family == "AMQP/1.0":
         return str((sample.envelope.fields.get("properties") or {}).get("subject") or "amqp")
-    return str(sample.envelope.fields.get(_DISCRIMINATOR.get(family, ""), "") or family.lower())
+    return str(sample.envelope.fields.get(_address(sample.envelope.protocol), "") or family.lower())
 
 
 def group_samples(samples: Sequence[Sample]) -> list[Group]:
@@ -186,7 +192,7 @@ def _protocol_options(group: Group, placeholders: Placeholders) -> dict[str, Any
     fields = [s.envelope.fields for s in group.samples]
     total = len(fields)
     options: dict[str, Any] = {}
-    discriminator = _DISCRIMINATOR.get(family)
+    discriminator = _address(group.protocol) or None
     if discriminator is not None:
         values = [f.get(discriminator) for f in fields]
         if all(isinstance(v, str) for v in values):
@@ -203,7 +209,8 @@ def _protocol_options(group: Group, placeholders: Placeholders) -> dict[str, Any
                 options["key"] = _property(texts, total, group.level, placeholders, "key", "string")
     headers = _HEADERS.get(family)
     if headers is not None:
-        prefix = _CE_HEADER.get(family)
+        binding = BINDINGS.get(group.protocol)
+        prefix = binding.prefixes[0] if binding is not None and binding.prefixes else None  # "" (MQTT 5): none
         seen: dict[str, list[Any]] = {}
         for f in fields:
             for name, value in dict(f.get(headers) or ()).items():

@@ -27,10 +27,11 @@ def normalize_protocol(value: Any) -> str | None:
 
 
 def protocol_family(protocol: str | None) -> str | None:
-    """MQTT 3.1.1 and 5.0 share field names; everything else is its own family."""
+    """The binding's family (MQTT 3.1.1 and 5.0 share field names); a protocol without a binding is its own."""
     if protocol is None:
         return None
-    return "MQTT" if protocol.startswith("MQTT") else protocol
+    binding = BINDINGS.get(protocol) or BINDINGS.get(normalize_protocol(protocol) or "")
+    return binding.family if binding is not None else protocol
 
 
 def normalize_envelope(value: Any) -> str | None:
