@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, replace
 from urllib.parse import unquote, urljoin, urlsplit
 
+from gateway import pointers
 from gateway.model import Origin, Ref
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -76,14 +77,10 @@ def _file_uri(text: str, body: str, selector: str | None) -> Ref | None:
     return Ref("local", text, file=os.path.normpath(unquote(parts.path)), pointer=parts.fragment, selector=selector)
 
 
-def unescape(segment: str) -> str:
-    return segment.replace("~1", "/").replace("~0", "~")
-
-
 def pointer_segments(pointer: str) -> list[str]:
     if not pointer:
         return []
-    return [unescape(s) for s in pointer.lstrip("/").split("/")]
+    return [pointers.unescape(s) for s in pointer.lstrip("/").split("/")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +121,7 @@ def entity_path(pointer: str) -> EntityPath | None:
     if len(rest_segments) >= 2 and rest_segments[0] == "versions":
         version = rest_segments[1]
         rest_segments = rest_segments[2:]
-    rest = ("/" + "/".join(s.replace("~", "~0").replace("/", "~1") for s in rest_segments)) if rest_segments else ""
+    rest = pointers.pointer(rest_segments)
     if inner:
         rest = rest + inner if inner.startswith("/") else rest + "/" + inner
     return EntityPath(collection, group, member, version, rest)

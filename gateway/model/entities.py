@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway import pointers
+
 
 @dataclass(frozen=True, slots=True)
 class Origin:
@@ -17,8 +19,7 @@ class Origin:
     pointer: str
 
     def child(self, *segments: str) -> Origin:
-        escaped = "/".join(s.replace("~", "~0").replace("/", "~1") for s in segments)
-        return Origin(self.file, f"{self.pointer}/{escaped}")
+        return Origin(self.file, self.pointer + pointers.pointer(segments))
 
 
 @dataclass(frozen=True, slots=True)

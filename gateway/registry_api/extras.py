@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gateway import pointers
 from gateway.loader.decode import decode_bytes, decode_file
 from gateway.loader.refs import is_url
 from gateway.loader.snapshot import Snapshot
@@ -77,7 +78,7 @@ def _at(value: Any, pointer: str) -> Any:
     if not pointer:
         return value
     for part in pointer.lstrip("/").split("/"):
-        key = part.replace("~1", "/").replace("~0", "~")
+        key = pointers.unescape(part)
         if isinstance(value, dict):
             value = value.get(key)
         elif isinstance(value, list) and key.isdigit() and int(key) < len(value):

@@ -14,6 +14,7 @@ from typing import Any
 
 from gateway.errors import Diagnostic, Severity
 from gateway.model.resolved import EndpointDefinition, Registry
+from gateway.pointers import escape
 
 CODE = "credentials"
 # option names (lower case, without '-' and '_') that hold a credential rather than describe the endpoint
@@ -40,8 +41,6 @@ def _without_user_info(uri: str) -> str | None:
     return f"{scheme}://{authority.rpartition('@')[2]}{slash}{path}"
 
 
-def _escape(segment: str) -> str:
-    return segment.replace("~", "~0").replace("/", "~1")
 
 
 class _Scrubber:
@@ -54,9 +53,9 @@ class _Scrubber:
             kept = {}
             for key, item in value.items():
                 if _name(key) in SECRET_NAMES or _name(key) in self.carriers:
-                    self.found.append((f"{pointer}/{_escape(str(key))}", f"option {key!r}"))
+                    self.found.append((f"{pointer}/{escape(str(key))}", f"option {key!r}"))
                 else:
-                    kept[key] = self.value(item, f"{pointer}/{_escape(str(key))}")
+                    kept[key] = self.value(item, f"{pointer}/{escape(str(key))}")
             return kept
         if isinstance(value, list):
             items = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from gateway.errors import Diagnostic, Severity
 from gateway.model.resolved import Registry
+from gateway.pointers import escape
 from gateway.settings import Settings
 from protocol_adapters import registry as adapters
 from protocol_adapters.base import EndpointConfig
@@ -32,26 +33,24 @@ def endpoint_problems(registry: Registry, settings: Settings, config: EndpointCo
 def _where(registry: Registry, settings: Settings, endpoint_id: str, option: str) -> tuple[str, str]:
     """(file, pointer) of the option: gateway.yaml where it overrides the document, else the document."""
     override = settings.endpoints.get(endpoint_id)
-    yaml_file, yaml_pointer = settings.file or "gateway.yaml", f"/endpoints/{_escape(endpoint_id)}"
+    yaml_file, yaml_pointer = settings.file or "gateway.yaml", f"/endpoints/{escape(endpoint_id)}"
     if override is not None and option:
         if option == "endpoints" and override.uris:
             return yaml_file, f"{yaml_pointer}/uris"
         if option in override.options:
-            return yaml_file, f"{yaml_pointer}/options/{_escape(option)}"
+            return yaml_file, f"{yaml_pointer}/options/{escape(option)}"
         if option == "tls" and override.tls is not None:
             return yaml_file, f"{yaml_pointer}/tls"
         if option in override.extra:
-            return yaml_file, f"{yaml_pointer}/{_escape(option)}"
+            return yaml_file, f"{yaml_pointer}/{escape(option)}"
     endpoint = registry.endpoints[endpoint_id]
     origin = endpoint.origin
     if option == "protocol":
         return origin.file, f"{origin.pointer}/protocol"
     if option and (option == "endpoints" or option in (endpoint.attrs.get("protocoloptions") or {})):
-        return origin.file, f"{origin.pointer}/protocoloptions/{_escape(option)}"
+        return origin.file, f"{origin.pointer}/protocoloptions/{escape(option)}"
     if option in ("tls", "apikey", "listen", "sasl_mechanism", "virtual_host", "container_id"):
         return yaml_file, yaml_pointer  # settings-only: missing from gateway.yaml
     return origin.file, f"{origin.pointer}/protocoloptions" if option else origin.pointer
 
 
-def _escape(segment: str) -> str:
-    return segment.replace("~", "~0").replace("/", "~1")

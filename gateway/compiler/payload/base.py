@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from gateway import jsontext
+from gateway import jsontext, pointers
 from gateway.limits import nesting_violation
 from gateway.verdict import Rule, Violation, truncate
 
@@ -39,7 +39,7 @@ class PayloadValidator(Protocol):
 
 def json_pointer(parts: list[str | int] | tuple[str | int, ...]) -> str:
     """RFC 6901 pointer for a sequence of keys and indices ("" for the root)."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return pointers.pointer(parts)
 
 
 def schema_violation(pointer: str, expected: object, actual: object, message: str) -> Violation:
