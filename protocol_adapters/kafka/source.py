@@ -16,13 +16,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import random
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import Any, Self
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener  # type: ignore[import-untyped]  # untyped library
 
+from gateway import backoff
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.base import Delivery
@@ -128,7 +128,7 @@ class KafkaSource:
     async def handles(self) -> AsyncIterator[tuple[Any, Any]]:
         """Each record as its (TopicPartition, record) handle, fetching (with backoff) as needed, until stopped."""
         ready = self._ready
-        backoff = 0.0
+        delays = backoff.delays(0.1, self.options.backoff_max)
         while True:
             while ready:
                 yield ready.popleft()
@@ -137,12 +137,11 @@ class KafkaSource:
                 return
             try:
                 await self._fetch(consumer)
-                backoff = 0.0
+                delays = backoff.delays(0.1, self.options.backoff_max)  # a success ends the streak
             except (TimeoutError, KafkaError, OSError) as exc:
                 if not is_retriable(exc):
                     raise adapter_error(exc, f"consume from {', '.join(self.options.topics)}") from exc
-                backoff = min(max(backoff * 2, 0.1), self.options.backoff_max)
-                await self._sleep(backoff * random.uniform(0.5, 1.0))
+                await self._sleep(next(delays))
 
     def take_ready(self, limit: int) -> list[Envelope]:
         """Records already fetched, without waiting: the pipeline judges and delivers them as one batch."""

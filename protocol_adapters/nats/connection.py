@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import random
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import nats.errors
@@ -15,6 +14,7 @@ import nats.js.errors
 from nats.aio.client import Client, Server
 from nats.js import JetStreamContext
 
+from gateway import backoff
 from gateway.errors import AdapterError
 from protocol_adapters.nats.errors import adapter_error, is_retriable
 from protocol_adapters.nats.mapping import HeaderKeepingClient
@@ -23,14 +23,6 @@ from protocol_adapters.nats.tls_probe import refusal_reason
 from protocol_adapters.tls import tls_refusal
 
 BACKOFF_INITIAL = 0.1
-
-
-def backoff(initial: float, ceiling: float) -> Iterator[float]:
-    """Exponential delays with equal jitter (half fixed, half random), forever."""
-    delay = initial
-    while True:
-        yield delay / 2 + random.uniform(0, delay / 2)
-        delay = min(ceiling, delay * 2)
 
 
 ErrorCallback = Callable[[Exception], Awaitable[None]]
@@ -43,8 +35,7 @@ async def connect(options: NatsOptions, error_cb: ErrorCallback | None = None) -
 
     def next_server(servers: list[Server], _info: dict[str, Any]) -> tuple[Server | None, float]:
         server = min(servers, key=lambda s: s.reconnects)
-        delay = min(ceiling, BACKOFF_INITIAL * 2 ** min(server.reconnects, 16))
-        return server, delay / 2 + random.uniform(0, delay / 2)
+        return server, backoff.delay_at(server.reconnects, BACKOFF_INITIAL, ceiling)
 
     # nats-py reports a refused TLS handshake to the error callback and then never returns from connect
     # (closing the broken TLS transport hangs): the first refusal ends the attempt here instead

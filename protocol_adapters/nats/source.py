@@ -37,9 +37,10 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext, api
 
+from gateway import backoff
 from gateway.envelope import Envelope
 from protocol_adapters.base import Delivery, EndpointConfig
-from protocol_adapters.nats.connection import BACKOFF_INITIAL, backoff, confirm_written, connect, ensure_stream
+from protocol_adapters.nats.connection import BACKOFF_INITIAL, confirm_written, connect, ensure_stream
 from protocol_adapters.nats.errors import adapter_error, is_retriable
 from protocol_adapters.nats.mapping import envelope_from_msg
 from protocol_adapters.nats.options import NatsOptions, source_options
@@ -241,7 +242,7 @@ class NatsSource:
         """Fetch while there is room in the buffer; back off on errors (a broker restart) and go on."""
         assert self._client is not None
         client, batch, timeout = self._client, self.options.batch, self.options.fetch_timeout
-        delays = backoff(BACKOFF_INITIAL, self.options.reconnect_wait_max)
+        delays = backoff.delays(BACKOFF_INITIAL, self.options.reconnect_wait_max)
         bound_after = client.stats["reconnects"]
         recheck_at = time.monotonic() + RECHECK_IDLE
         while not self._stopped.is_set():
@@ -268,7 +269,7 @@ class NatsSource:
                 with contextlib.suppress(Exception):
                     await self._bind()
                 continue
-            delays = backoff(BACKOFF_INITIAL, self.options.reconnect_wait_max)
+            delays = backoff.delays(BACKOFF_INITIAL, self.options.reconnect_wait_max)
             recheck_at = time.monotonic() + RECHECK_IDLE
             await self._buffer.put(msgs)
 
