@@ -1,9 +1,11 @@
 """One row per protocol: how its messages carry CloudEvents and headers (CONFORMANCE.md sections 4 and 7).
 
-Every core module that must know a protocol (name spellings, reading attributes, re-mapping to another
-protocol, limits, the recorded form, replay, the router, the adapter registry) looks its binding up here
-instead of switching on the name, so a new protocol is one `Binding` row plus its adapter folder and extra. Plain values only: no client library, no
-function of another module, so that everything may import this one.
+Every core module that must know a protocol (name spellings, reading attributes, what a definition's
+`protocoloptions` may constrain and which one it is dispatched on, re-mapping to another protocol, limits,
+the recorded form, replay, the router, the adapter registry, `xgate infer`) looks its binding up here
+instead of switching on the name, so a new protocol is one `Binding` row plus its adapter folder and extra.
+Kafka-only features say so by name (the native core, the Spark runner, exactly-once). Plain values only: no
+client library, no function of another module, so that everything may import this one.
 """
 
 from __future__ import annotations
@@ -50,6 +52,30 @@ class RecordedField:
     written: Written = Written.NOT_NONE
 
 
+class OptionKind(Enum):
+    """How a `protocoloptions` entry of a message definition reads the message (CONFORMANCE.md section 4)."""
+
+    FIELD = "field"  # `protocoloptions.<name>`: the message field of that name
+    KEY = "key"  # Kafka's record key: `key` read as text, `key_base64` as its base64
+    PAIRS = "pairs"  # `protocoloptions.<name>.<entry>`: ordered (name, value) pairs (headers, properties, query)
+    SECTION = "section"  # `protocoloptions.<name>.<entry>`: an entry of a map section (AMQP)
+
+
+@dataclass(frozen=True, slots=True)
+class OptionField:
+    """One `protocoloptions` entry a message definition may constrain, in the order they are checked."""
+
+    name: str
+    kind: OptionKind = OptionKind.FIELD
+    default_type: str | None = None  # the type the protocol gives the field when the document names none
+    casefold: bool = False  # PAIRS: names compare case-insensitively
+    decode: bool = False  # PAIRS: values are bytes, read as header text
+    # for the native core's plan (gateway/compiler/lower.py): what it calls the field ("" where it does not
+    # read it), and whether it reads it as header text
+    reads: str = ""
+    text: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Binding:
     protocol: str
@@ -81,6 +107,8 @@ class Binding:
     batches: bool = False  # `application/cloudevents-batch` bodies carry several events (HTTP)
     rejects: bool = False  # the source can refuse a message to its sender (HTTP 4xx, MQTT 5 PUBACK reason code)
     fields: tuple[RecordedField, ...] = ()  # the protocol fields of CONFORMANCE.md section 4, recorded form
+    options: tuple[OptionField, ...] = ()  # what a message definition's `protocoloptions` may constrain
+    discriminator: str = ""  # the option a definition without CloudEvents is dispatched on (section 6)
 
 
 AMQP_SECTIONS = ("properties", "application-properties", "message-annotations", "delivery-annotations", "header",
@@ -89,6 +117,13 @@ _MQTT_5 = Binding(
     "MQTT/5.0", "MQTT", "mqtt", names=("MQTT",), versions=("", "5", "5.0"), headers="user_properties",
     prefixes=("",), content_type="content_type", address="topic_name", addressed_sink=True,
     sink_fields=("qos", "retain"), limited=("user_properties",), rejects=True,
+    options=(OptionField("topic_name", default_type="string"), OptionField("qos", default_type="integer"),
+             OptionField("retain", default_type="boolean"), OptionField("payload_format", default_type="integer"),
+             OptionField("message_expiry_interval", default_type="integer"),
+             OptionField("response_topic", default_type="string"), OptionField("content_type", default_type="string"),
+             OptionField("correlation_data", default_type="binary"),
+             OptionField("user_properties", OptionKind.PAIRS)),
+    discriminator="protocoloptions.topic_name",
     fields=(*(RecordedField(name) for name in ("topic_name", "qos", "retain", "content_type", "payload_format",
                                                "message_expiry_interval", "response_topic")),
             RecordedField("correlation_data", Form.BYTES),
@@ -101,6 +136,14 @@ BINDINGS: dict[str, Binding] = {binding.protocol: binding for binding in (
     Binding("KAFKA", "KAFKA", "kafka", names=("KAFKA",), headers="headers", header_bytes=True, prefixes=("ce_",),
             content_type="headers", content_type_name="content-type", key="key", address="topic",
             addressed_sink=True, limited=("headers",),
+            # a Kafka timestamp is int64 milliseconds: far beyond the 32-bit `integer` range of section 5.3
+            options=(OptionField("topic", default_type="string", reads="topic"),
+                     OptionField("partition", default_type="integer", reads="partition"),
+                     OptionField("timestamp", default_type="number", reads="timestamp"),
+                     OptionField("key", OptionKind.KEY, "string", reads="key", text=True),
+                     OptionField("key_base64", OptionKind.KEY, "binary", reads="key_base64", text=True),
+                     OptionField("headers", OptionKind.PAIRS, decode=True, reads="header", text=True)),
+            discriminator="protocoloptions.topic",
             fields=(RecordedField("topic", always=True), RecordedField("partition", always=True),
                     RecordedField("timestamp", always=True), RecordedField("key", Form.KEY, always=True),
                     RecordedField("headers", Form.BYTE_HEADERS, always=True, written=Written.ALWAYS))),
@@ -112,18 +155,26 @@ BINDINGS: dict[str, Binding] = {binding.protocol: binding for binding in (
             prefixes=("cloudEvents_", "cloudEvents:"), values=AttributeValues.AMQP_TYPED,
             content_type="properties", content_type_name="content-type",
             limited=("application-properties", "message-annotations", "delivery-annotations", "footer"),
+            options=tuple(OptionField(name, OptionKind.SECTION) for name in AMQP_SECTIONS),
+            discriminator="protocoloptions.properties.subject",
             fields=tuple(RecordedField(name, Form.SECTION, alias=name.replace("-", "_") if "-" in name else "",
                                        written=Written.NOT_EMPTY) for name in AMQP_SECTIONS)),
     # the NATS binding maps no `datacontenttype` to its Content-Type header
     Binding("NATS", "NATS", "nats", names=("NATS",), headers="headers", casefold=True, prefixes=("ce-",),
             values=AttributeValues.PERCENT_ENCODED, content_type="headers", content_type_name="Content-Type",
             datacontenttype=False, address="subject", addressed_sink=True, limited=("headers",),
+            options=(OptionField("subject", default_type="string"), OptionField("reply-to", default_type="string"),
+                     OptionField("headers", OptionKind.PAIRS, casefold=True)),
+            discriminator="protocoloptions.subject",
             fields=(RecordedField("subject", always=True, written=Written.ALWAYS),
                     RecordedField("reply-to", alias="reply_to", always=True, written=Written.NOT_EMPTY),
                     RecordedField("headers", Form.TEXT_HEADERS, always=True, written=Written.ALWAYS))),
     Binding("HTTP", "HTTP", "http", names=("HTTP", "HTTPS"), headers="headers", casefold=True, prefixes=("ce-",),
             values=AttributeValues.PERCENT_ENCODED, content_type="headers", content_type_name="Content-Type",
             address="path", limited=("headers", "query"), batches=True, rejects=True,
+            options=(OptionField("method", default_type="string"), OptionField("path", default_type="string"),
+                     OptionField("headers", OptionKind.PAIRS, casefold=True), OptionField("query", OptionKind.PAIRS)),
+            discriminator="protocoloptions.path",
             fields=(RecordedField("method", always=True), RecordedField("path", always=True),
                     RecordedField("query", Form.TEXT_HEADERS, always=True, written=Written.ALWAYS),
                     RecordedField("headers", Form.TEXT_HEADERS, always=True, written=Written.ALWAYS))),

@@ -21,7 +21,7 @@ from gateway.compiler.constraints import (
     media_type,
     resolve_type,
 )
-from gateway.compiler.fields import DISCRIMINATOR_FIELDS, OptionConstraint, option_constraints
+from gateway.compiler.fields import OptionConstraint, option_constraints
 from gateway.compiler.payload import (
     SchemaFormat,
     compile_payload_validator,
@@ -32,7 +32,7 @@ from gateway.compiler.payload.confluent import compile_registry_payload
 from gateway.compiler.templates import Template, compile_template, has_placeholders
 from gateway.compiler.view import MessageView
 from gateway.errors import Diagnostic, SchemaCompileError, Severity
-from gateway.loader.names import CLOUDEVENTS, protocol_family
+from gateway.loader.names import CLOUDEVENTS, binding_of, protocol_family
 from gateway.model.resolved import MessageDefinition
 from gateway.schemaregistry.model import RegistryPayloadSchema
 from gateway.verdict import Violation
@@ -143,7 +143,7 @@ def _field_reader(path: str) -> Callable[[MessageView], Any]:
     return lambda view: view.envelope.fields.get(name)
 
 
-def _discriminator(definition: MessageDefinition, cloudevents: bool, family: str | None) -> Discriminator | None:
+def _discriminator(definition: MessageDefinition, cloudevents: bool) -> Discriminator | None:
     attrs = definition.attrs
     reader: Callable[[MessageView], Any]
     if cloudevents:
@@ -151,7 +151,8 @@ def _discriminator(definition: MessageDefinition, cloudevents: bool, family: str
         path, reader = "envelopemetadata.type", read_ce_type
         value = spec.get("value") if isinstance(spec, dict) else None
     else:
-        path = DISCRIMINATOR_FIELDS.get(family or "", "")
+        binding = binding_of(attrs.get("protocol"))
+        path = binding.discriminator if binding is not None else ""
         if not path:
             return None
         options = attrs.get("protocoloptions") or {}
@@ -311,7 +312,7 @@ def _assemble(definition: MessageDefinition, cloudevents: bool, family: str | No
     shortcuts = [rule.shortcut for rule in rules if rule.shortcut is not None]
     return CompiledDefinition(
         definition.groupid, definition.messageid, family, cloudevents, sum(rule.weight for rule in rules),
-        _discriminator(definition, cloudevents, family), tuple(rule.check for rule in rules),
+        _discriminator(definition, cloudevents), tuple(rule.check for rule in rules),
         AttributeShortcuts({name: value for name, (kind, value) in shortcuts if kind is Shortcut.EXACT},
                            tuple(name for name, (kind, _) in shortcuts if kind is Shortcut.STRING),
                            tuple(name for name, (kind, _) in shortcuts if kind is Shortcut.PRESENT)),

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.bindings import AMQP_SECTIONS
+from gateway.bindings import OptionKind
 from gateway.cloudevents import header_text
 from gateway.compiler.view import MessageView
 from gateway.loader.messages import normalize_propdef
-from gateway.loader.names import protocol_family
+from gateway.loader.names import binding_of
 
 Getter = Callable[[MessageView], tuple[tuple[Any, ...], bool]]
 NONE: tuple[Any, ...] = ()
@@ -97,58 +97,24 @@ def _entries(spec: Any) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-_SCALARS: dict[str, tuple[tuple[str, str | None], ...]] = {
-    # a Kafka timestamp is int64 milliseconds: far beyond the 32-bit `integer` range of section 5.3
-    "KAFKA": (("topic", "string"), ("partition", "integer"), ("timestamp", "number")),
-    "MQTT": (("topic_name", "string"), ("qos", "integer"), ("retain", "boolean"), ("payload_format", "integer"),
-             ("message_expiry_interval", "integer"), ("response_topic", "string"), ("content_type", "string")),
-    "NATS": (("subject", "string"), ("reply-to", "string")),
-    "HTTP": (("method", "string"), ("path", "string")),
-}
-# the field a non-CloudEvents definition is dispatched on (CONFORMANCE.md section 6)
-DISCRIMINATOR_FIELDS = {"AMQP/1.0": "protocoloptions.properties.subject", "MQTT": "protocoloptions.topic_name",
-                        "KAFKA": "protocoloptions.topic", "NATS": "protocoloptions.subject",
-                        "HTTP": "protocoloptions.path"}
-
-
 def option_constraints(protocol: str | None, options: dict[str, Any]) -> list[OptionConstraint]:
-    family = protocol_family(protocol)
+    """The constraints a definition's `protocoloptions` declare, in the binding's order (gateway/bindings.py
+    `Binding.options`): each option the protocol knows and the document declares."""
+    binding = binding_of(protocol)
     out: list[OptionConstraint] = []
-    if family is None or not isinstance(options, dict):
+    if binding is None or not isinstance(options, dict):
         return out
-    kafka = family == "KAFKA"
-    for name, default_type in _SCALARS.get(family, ()):
-        if name in options:
-            out.append(OptionConstraint(f"protocoloptions.{name}", _field(name), normalize_propdef(options[name]),
-                                        default_type, reads=name if kafka else ""))
-    if kafka:
-        for name, key_base64 in (("key", False), ("key_base64", True)):
+    for field in binding.options:
+        name = field.name
+        if field.kind is OptionKind.FIELD or field.kind is OptionKind.KEY:
             if name in options:
-                out.append(OptionConstraint(f"protocoloptions.{name}", _kafka_key(key_base64),
-                                            normalize_propdef(options[name]), "binary" if key_base64 else "string",
-                                            reads=name, text=True))
-        for header, propdef in _entries(options.get("headers")):
-            out.append(OptionConstraint(f"protocoloptions.headers.{header}",
-                                        _pairs("headers", header, casefold=False, decode=True), propdef, None,
-                                        reads="header", text=True))
-    elif family == "MQTT":
-        if "correlation_data" in options:
-            out.append(OptionConstraint("protocoloptions.correlation_data", _field("correlation_data"),
-                                        normalize_propdef(options["correlation_data"]), "binary"))
-        for prop, propdef in _entries(options.get("user_properties")):
-            out.append(OptionConstraint(f"protocoloptions.user_properties.{prop}",
-                                        _pairs("user_properties", prop, casefold=False), propdef, None))
-    elif family == "AMQP/1.0":
-        for section in AMQP_SECTIONS:
-            for prop, propdef in _entries(options.get(section)):
-                out.append(OptionConstraint(f"protocoloptions.{section}.{prop}", _section(section, prop), propdef,
-                                            None))
-    elif family in ("NATS", "HTTP"):
-        for header, propdef in _entries(options.get("headers")):
-            out.append(OptionConstraint(f"protocoloptions.headers.{header}",
-                                        _pairs("headers", header, casefold=True), propdef, None))
-        if family == "HTTP":
-            for param, propdef in _entries(options.get("query")):
-                out.append(OptionConstraint(f"protocoloptions.query.{param}",
-                                            _pairs("query", param, casefold=False), propdef, None))
+                getter = _field(name) if field.kind is OptionKind.FIELD else _kafka_key(name == "key_base64")
+                out.append(OptionConstraint(f"protocoloptions.{name}", getter, normalize_propdef(options[name]),
+                                            field.default_type, reads=field.reads, text=field.text))
+            continue
+        for entry, propdef in _entries(options.get(name)):
+            getter = _section(name, entry) if field.kind is OptionKind.SECTION else \
+                _pairs(name, entry, casefold=field.casefold, decode=field.decode)
+            out.append(OptionConstraint(f"protocoloptions.{name}.{entry}", getter, propdef, None,
+                                        reads=field.reads, text=field.text))
     return out

@@ -26,11 +26,18 @@ def normalize_protocol(value: Any) -> str | None:
     return None
 
 
+def binding_of(protocol: str | None) -> Binding | None:
+    """The binding of a protocol as documents or envelopes name it (normalized first), or None."""
+    if protocol is None:
+        return None
+    return BINDINGS.get(protocol) or BINDINGS.get(normalize_protocol(protocol) or "")
+
+
 def protocol_family(protocol: str | None) -> str | None:
     """The binding's family (MQTT 3.1.1 and 5.0 share field names); a protocol without a binding is its own."""
     if protocol is None:
         return None
-    binding = BINDINGS.get(protocol) or BINDINGS.get(normalize_protocol(protocol) or "")
+    binding = binding_of(protocol)
     return binding.family if binding is not None else protocol
 
 
