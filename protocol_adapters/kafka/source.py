@@ -128,7 +128,7 @@ class KafkaSource:
     async def handles(self) -> AsyncIterator[tuple[Any, Any]]:
         """Each record as its (TopicPartition, record) handle, fetching (with backoff) as needed, until stopped."""
         ready = self._ready
-        delays = backoff.delays(0.1, self.options.backoff_max)
+        failures = 0  # in a row: the next retry waits longer
         while True:
             while ready:
                 yield ready.popleft()
@@ -137,11 +137,12 @@ class KafkaSource:
                 return
             try:
                 await self._fetch(consumer)
-                delays = backoff.delays(0.1, self.options.backoff_max)  # a success ends the streak
+                failures = 0
             except (TimeoutError, KafkaError, OSError) as exc:
                 if not is_retriable(exc):
                     raise adapter_error(exc, f"consume from {', '.join(self.options.topics)}") from exc
-                await self._sleep(next(delays))
+                await self._sleep(backoff.delay_at(failures, 0.1, self.options.backoff_max))
+                failures += 1
 
     def take_ready(self, limit: int) -> list[Envelope]:
         """Records already fetched, without waiting: the pipeline judges and delivers them as one batch."""
