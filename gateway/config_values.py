@@ -111,6 +111,19 @@ def text(value: Any, *, choices: tuple[str, ...] = (), lower: bool = False) -> s
     return found
 
 
+def optional_integer(raw: dict[str, Any], key: str, where: str, problems: list[str], *,
+                     least: float | None = None) -> int | None:
+    """A section's optional integer setting `raw[key]`: None when absent or null, else the integer within the
+    bounds, or None with the problem said (`<where>/<key>: expected ...`)."""
+    if raw.get(key) is None:
+        return None
+    try:
+        return integer(raw[key], least=least)
+    except ValueProblem as problem:
+        problems.append(f"{where}/{key}: {problem}")
+        return None
+
+
 def unknown_settings(raw: dict[Any, Any], known: Iterable[str], where: str) -> list[str]:
     """One problem per key of a settings mapping that is not a known setting, naming the known ones."""
     names = tuple(known)

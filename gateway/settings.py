@@ -486,12 +486,7 @@ def _route(raw: Any, where: str, problems: list[str]) -> RouteSettings | None:
     policy = str(raw.get("policy", "forward")).lower()
     if policy not in POLICIES:
         found.append(f"{where}/policy: expected one of {', '.join(POLICIES)}, found {raw.get('policy')!r}")
-    inflight = None
-    if raw.get("inflight") is not None:
-        try:
-            inflight = config_values.integer(raw["inflight"], least=1)
-        except config_values.ValueProblem as problem:
-            found.append(f"{where}/inflight: {problem}")
+    inflight = config_values.optional_integer(raw, "inflight", where, found, least=1)
     problems.extend(found)
     if found:
         return None

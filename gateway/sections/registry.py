@@ -88,10 +88,5 @@ def read_events(raw: Any, where: str, problems: list[str]) -> EventSettings | No
     except config_values.ValueProblem as exc:
         problems.append(f"{where}/endpoint: {exc} (the id of a producer endpoint in the documents)")
         return None
-    limit = DEFAULT_MAX_ENTITY_BYTES
-    if raw.get("max_entity_bytes") is not None:
-        try:
-            limit = config_values.integer(raw["max_entity_bytes"], least=0)
-        except config_values.ValueProblem as exc:
-            problems.append(f"{where}/max_entity_bytes: {exc}")
-    return EventSettings(endpoint, limit)
+    limit = config_values.optional_integer(raw, "max_entity_bytes", where, problems, least=0)
+    return EventSettings(endpoint, DEFAULT_MAX_ENTITY_BYTES if limit is None else limit)
