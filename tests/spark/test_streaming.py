@@ -27,6 +27,7 @@ import yaml
 pytest.importorskip("pyspark")
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from gateway.check import judge_lines
 from gateway.compiler import compile_registry
@@ -57,6 +58,23 @@ STAMP = int(time.time() * 1000)
 def spark(spark_session: Any) -> Any:
     start_broker("kafka")
     return spark_session  # tests/spark/conftest.py: one session (with the Kafka connector) for the package
+
+
+def fresh_topics(run: str) -> dict[str, str]:
+    """This run's topics (`in`, `valid`, `dlq`, `unknown`), created here with the broker's default 4 partitions.
+    Created before the query starts rather than by Spark's producer on its first write: an auto-created topic
+    once left one partition's record unsent until the producer's 120 s delivery timeout failed the query (CI)."""
+    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
+
+    async def create() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=BOOTSTRAP)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(topic, 4, 1) for topic in topics.values()])
+        finally:
+            await admin.close()
+    asyncio.run(create())
+    return topics
 
 
 def produce(topic: str, records: list[dict[str, Any]]) -> list[tuple[int, int]]:
@@ -101,8 +119,7 @@ def config_dir(tmp_path: Path, documents: list[Path], gateway: dict[str, Any] | 
 def routed_config(tmp_path: Path, unmatched: bool) -> tuple[dict[str, str], Path]:
     """The integration registry on this run's fresh topics (`in`, `valid`, `dlq`, `unknown`), its source routed by
     labels to `valid` and `dlq` (and `unknown` for unmatched messages); the topics and the config folder."""
-    run = uuid.uuid4().hex[:8]
-    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
+    topics = fresh_topics(uuid.uuid4().hex[:8])
     options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
     document = it_traffic.registry("KAFKA", options)
     labels = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq"}
@@ -348,8 +365,7 @@ def logged(checkpoint: Path, log: str) -> int:
 
 def test_killed_and_restarted_from_checkpoint_audit_holds_every_record_once(tmp_path: Path) -> None:
     start_broker("kafka")
-    run = uuid.uuid4().hex[:8]
-    topics = {name: f"spark-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
+    topics = fresh_topics(uuid.uuid4().hex[:8])
     options = {name: {"uris": [URI], "topic": topic} for name, topic in topics.items()}
     document = it_traffic.registry("KAFKA", options)
     document["endpoints"]["in"]["labels"] = {"xgate.route.conformant": "valid", "xgate.route.nonconformant": "dlq"}
