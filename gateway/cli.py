@@ -7,11 +7,11 @@ import sys
 from collections.abc import Sequence
 
 from gateway import __version__
-from gateway.commands import capture, check, diff, explain, export, infer, lint, replay, run, scaffold, spark
+from gateway.commands import capture, check, diff, explain, export, infer, lint, proxy, replay, run, scaffold, spark
 from gateway.exit_code import ExitCode
 
 # in the order `xgate --help` lists them
-COMMANDS = (check, lint, diff, infer, explain, run, capture, replay, export, scaffold, spark)
+COMMANDS = (check, lint, diff, infer, explain, run, proxy, capture, replay, export, scaffold, spark)
 
 
 def build_parser() -> argparse.ArgumentParser:

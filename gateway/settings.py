@@ -63,6 +63,9 @@ sources:                          # xRegistry servers followed beside the local 
   - url: https://registry.example.com/registry   # the registry root, fetched as `<url>?inline`; host on `remote.allow`
     interval: 30                  # seconds between polls (at least 1); ETag, else the body digest, says "unchanged"
     bearer_token_file: /run/secrets/registry-token   # or bearer_token: ${TOKEN}, or username + password (or _file)
+proxy:                            # `xgate proxy`: a Kafka wire proxy in front of this cluster (sections/proxy.py)
+  upstream: kafka-1:9092
+  listen: 0.0.0.0:19092
 ```
 """
 
@@ -90,6 +93,7 @@ from gateway.schemaregistry.config import (
     schema_registries_section,
 )
 from gateway.sections.access import server_context
+from gateway.sections.proxy import ProxySettings, read_proxy
 from gateway.sections.registry import EventSettings, WriteSettings, read_events, read_write
 
 POLICIES = ("forward", "observe", "reject", "drop")
@@ -169,6 +173,7 @@ class Settings:
     schemaregistries: dict[str, SchemaRegistrySettings] = field(default_factory=dict)
     sources: tuple[RegistrySource, ...] = ()
     registry: RegistrySettings = field(default_factory=RegistrySettings)
+    proxy: ProxySettings | None = None     # `xgate proxy` (issue 32): None when the section is absent
 
 
 def _registry(raw: Any, problems: list[str]) -> RegistrySettings:
@@ -538,8 +543,9 @@ def load_settings_file(path: Path) -> tuple[Settings, list[Diagnostic]]:
     schemaregistries = parse_schemaregistries(raw.get("schemaregistries"), problems, _secret)
     sources = _sources(raw.get("sources"), remote, problems)
     registry = _registry(raw.get("registry"), problems)
+    proxy = read_proxy(raw.get("proxy"), problems)
     problems.extend(unknown_settings(raw, ("routes", "endpoints", "runtime", "metrics", "remote", "schemaregistries",
-                                           "sources", "registry"), ""))
+                                           "sources", "registry", "proxy"), ""))
     diagnostics = settings_diagnostics(path, problems)
     return Settings(tuple(routes), endpoints, runtime, str(path), metrics, remote,
-                    schemaregistries=schemaregistries, sources=sources, registry=registry), diagnostics
+                    schemaregistries=schemaregistries, sources=sources, registry=registry, proxy=proxy), diagnostics

@@ -19,8 +19,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("compiler", "check", "infer", "routes"),
     # services a running gateway serves
     ("registry_api", "metrics"),
-    # running: the gateway's runtime, the Spark runner, the demo
-    ("runtime", "spark", "testing"),
+    # running: the gateway's runtime, the Kafka wire proxy, the Spark runner, the demo
+    ("runtime", "proxy", "spark", "testing"),
     # the command line
     ("commands", "cli"),
 )

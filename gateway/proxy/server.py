@@ -1,0 +1,302 @@
+"""`xgate proxy`'s listeners and connections: every request to the upstream broker and every response back, in
+order, with produce requests judged on the way.
+
+One listener takes the bootstrap connections (to the configured upstream servers); each upstream broker gets a
+listener of its own (`ProxySettings.broker_port`), opened when a response first names that broker, so a
+client's connection to each broker stays distinct. Each client connection has its own upstream connection.
+Responses go back in the order the requests came (Kafka's guarantee per connection): a request answered by
+the proxy itself (a produce request refused whole) waits its turn behind those still at the broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import struct
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.proxy import protocol
+from gateway.proxy.judging import TopicRule, judge, refusal_text
+from gateway.proxy.protocol import CORRUPT_MESSAGE, INVALID_RECORD, Refusal, RequestHeader
+from gateway.proxy.schemas import PRODUCE, READABLE
+from gateway.proxy.wire import WireError
+from gateway.sections.proxy import ProxySettings
+
+log = logging.getLogger("xgate.proxy")
+_SIZE = struct.Struct(">i")
+IDLE_SECONDS = 600.0   # Kafka's own connections.max.idle.ms
+FRAME_SECONDS = 30.0   # a frame begun must arrive whole within this
+PIPELINE = 256         # requests in flight on one connection before the proxy stops reading it
+
+
+@dataclass
+class Judging:
+    """What produce requests are judged by: swapped whole on reload."""
+
+    native: Any  # gateway.compiler.core.NativeJudge
+    topics: dict[str, TopicRule]
+
+
+@dataclass
+class ProxyStats:
+    connections: int = 0
+    requests: int = 0
+    records_judged: int = 0
+    records_refused: int = 0
+    batches_refused: int = 0
+    records_observed: int = 0
+    closed_bad_input: int = 0
+
+
+@dataclass
+class _Pending:
+    header: RequestHeader
+    answer: asyncio.Future[bytes | None]
+    request: dict[str, Any] | None = None       # a produce request the proxy changed
+    refused: dict[tuple[str, int], Refusal] = field(default_factory=dict)
+
+
+class Proxy:
+    def __init__(self, settings: ProxySettings, judging: Judging,
+                 dead_letter: Callable[[TopicRule, list[tuple[tuple[Any, ...], Any]]], Any] | None = None) -> None:
+        self.settings = settings
+        self.judging = judging
+        self.dead_letter = dead_letter  # observe: copies of nonconformant records (called with rule, pairs)
+        self.stats = ProxyStats()
+        self.nodes: dict[int, tuple[str, int]] = {}  # upstream node id -> the broker's own address
+        self._servers: dict[int | None, asyncio.Server] = {}  # None: the bootstrap listener
+        self._wanted: set[int] = set()
+        self._connections: set[asyncio.Task[None]] = set()
+
+    # -- listeners -------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        s = self.settings
+        self._servers[None] = await asyncio.start_server(self._accept(None), s.listen_host, s.listen_port,
+                                                         reuse_address=True)
+        log.info("proxy: listening on %s:%d for the cluster at %s", s.listen_host, s.listen_port,
+                 ", ".join(f"{h}:{p}" for h, p in s.upstream))
+
+    @property
+    def bootstrap_port(self) -> int:
+        return int(self._servers[None].sockets[0].getsockname()[1])
+
+    def address_of(self, node_id: int, host: str, port: int) -> tuple[str, int]:
+        """Where clients reach a broker: this proxy's listener for it (opened before the response is passed)."""
+        if self.nodes.get(node_id) != (host, port):
+            self.nodes[node_id] = (host, port)
+        if node_id not in self._servers:
+            self._wanted.add(node_id)
+        return self.settings.advertised_host, self.settings.broker_port(node_id)
+
+    async def _open_wanted(self) -> None:
+        while self._wanted:
+            node_id = self._wanted.pop()
+            if node_id in self._servers:
+                continue
+            port = self.settings.broker_port(node_id)
+            self._servers[node_id] = await asyncio.start_server(self._accept(node_id), self.settings.listen_host,
+                                                                port, reuse_address=True)
+            log.info("proxy: broker %d (%s:%d) behind %s:%d", node_id, *self.nodes[node_id],
+                     self.settings.listen_host, port)
+
+    async def close(self, drain: float = 10.0) -> None:
+        """Stop listening; let connections finish what they have in flight for up to `drain` seconds."""
+        for server in self._servers.values():
+            server.close()
+        if self._connections:
+            _, pending = await asyncio.wait(self._connections, timeout=drain)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        for server in self._servers.values():
+            await server.wait_closed()
+
+    def _accept(self, node_id: int | None) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]:
+        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            self._connections.add(task)
+            self.stats.connections += 1
+            try:
+                await self._serve(node_id, reader, writer)
+            finally:
+                self._connections.discard(task)
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+        return accepted
+
+    async def _upstream(self, node_id: int | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if node_id is not None and node_id in self.nodes:
+            return await asyncio.open_connection(*self.nodes[node_id])
+        failure: OSError | None = None
+        for host, port in self.settings.upstream:
+            try:
+                return await asyncio.open_connection(host, port)
+            except OSError as exc:
+                failure = exc
+        raise failure or OSError("no upstream server")
+
+    # -- one client connection -------------------------------------------------------------------------
+    async def _serve(self, node_id: int | None, client: asyncio.StreamReader, to_client: asyncio.StreamWriter) -> None:
+        peer = to_client.get_extra_info("peername")
+        try:
+            from_broker, to_broker = await self._upstream(node_id)
+        except OSError as exc:
+            log.warning("proxy: %s: the upstream broker %s is unreachable: %s", peer,
+                        node_id if node_id is not None else "(bootstrap)", exc)
+            return
+        answers: asyncio.Queue[_Pending | None] = asyncio.Queue(PIPELINE)
+        at_broker: deque[_Pending] = deque()
+        tasks = [asyncio.create_task(self._responses(from_broker, at_broker, peer)),
+                 asyncio.create_task(self._answer(answers, to_client))]
+        try:
+            await self._requests(client, to_broker, answers, at_broker, peer)
+            await answers.put(None)  # the client is done: the answers in flight still go back
+            await asyncio.wait_for(tasks[1], IDLE_SECONDS)
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            pass
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            to_broker.close()
+            with contextlib.suppress(Exception):
+                await to_broker.wait_closed()
+
+    async def _read_frame(self, client: asyncio.StreamReader, peer: Any) -> bytes | None:
+        try:
+            head = await asyncio.wait_for(client.readexactly(4), IDLE_SECONDS)
+        except (asyncio.IncompleteReadError, ConnectionError, TimeoutError):
+            return None
+        size = _SIZE.unpack(head)[0]
+        if not 0 < size <= self.settings.max_frame_bytes:
+            self._bad_input(peer, f"a frame of {size} bytes (at most {self.settings.max_frame_bytes})")
+            return None
+        try:
+            return await asyncio.wait_for(client.readexactly(size), FRAME_SECONDS)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self._bad_input(peer, f"the connection ended inside a frame of {size} bytes")
+        except TimeoutError:
+            self._bad_input(peer, f"a frame of {size} bytes not complete after {FRAME_SECONDS:.0f} s")
+        return None
+
+    def _bad_input(self, peer: Any, why: str) -> None:
+        self.stats.closed_bad_input += 1
+        log.warning("proxy: %s: closing the connection: %s", peer, why)
+
+    async def _requests(self, client: asyncio.StreamReader, to_broker: asyncio.StreamWriter,
+                        answers: asyncio.Queue[_Pending | None], at_broker: deque[_Pending], peer: Any) -> None:
+        loop = asyncio.get_running_loop()
+        while (frame := await self._read_frame(client, peer)) is not None:
+            try:
+                header = RequestHeader.read(frame)
+            except WireError as exc:
+                self._bad_input(peer, f"a request header that does not read: {exc}")
+                return
+            self.stats.requests += 1
+            pending = _Pending(header, loop.create_future())
+            if not header.readable():
+                # a version the proxy told the client it does not read: nothing unjudged reaches the broker
+                self._bad_input(peer, f"api key {header.api_key} version {header.version}, outside the versions "
+                                      f"the proxy reads ({READABLE[header.api_key][0]}-{READABLE[header.api_key][1]})")
+                return
+            expects_answer = True
+            if header.api_key == PRODUCE:
+                try:
+                    frame, expects_answer = self._judge_produce(frame, pending)
+                except WireError as exc:
+                    self._bad_input(peer, f"a produce request that does not read: {exc}")
+                    return
+            if expects_answer:
+                await answers.put(pending)
+            if frame is None:  # refused whole: answered here
+                if expects_answer:
+                    pending.answer.set_result(protocol.produce_response(header, pending.request or {},
+                                                                         pending.refused, None))
+                continue
+            if expects_answer:
+                at_broker.append(pending)
+            to_broker.write(_SIZE.pack(len(frame)) + frame)
+            await to_broker.drain()
+
+    def _judge_produce(self, frame: bytes, pending: _Pending) -> tuple[bytes | None, bool]:
+        """The frame to forward (None: nothing left) and whether the client awaits an answer (acks != 0)."""
+        header = pending.header
+        request = protocol.read_produce(frame, header)
+        expects_answer = request["Acks"] != 0
+        judging = self.judging
+        observed: list[tuple[TopicRule, list[tuple[tuple[Any, ...], Any]]]] = []
+        for topic in request["TopicData"]:
+            rule = judging.topics.get(topic["Name"])
+            if rule is None:
+                continue
+            for partition in topic["PartitionData"]:
+                verdicts = judge(judging.native, rule.endpoint_id, topic["Name"], partition["Index"],
+                                 partition["Records"])
+                self.stats.records_judged += len(verdicts.records)
+                key = (topic["Name"], partition["Index"])
+                if verdicts.corrupt is not None:
+                    pending.refused[key] = Refusal(CORRUPT_MESSAGE, f"xgate: {verdicts.corrupt}", [])
+                elif verdicts.failed and rule.policy == "reject":
+                    failed = [(index, refusal_text(verdict)) for index, verdict in verdicts.failed]
+                    pending.refused[key] = Refusal(
+                        INVALID_RECORD, f"xgate refused the batch: {len(failed)} of {len(verdicts.records)} "
+                                        f"record(s) break their contract; first: {failed[0][1]}", failed)
+                    self.stats.records_refused += len(failed)
+                elif verdicts.failed:
+                    observed.append((rule, [(verdicts.records[i], v) for i, v in verdicts.failed]))
+        if observed and self.dead_letter is not None:
+            for rule, pairs in observed:
+                self.stats.records_observed += len(pairs)
+                self.dead_letter(rule, pairs)
+        if not pending.refused:
+            return frame, expects_answer
+        self.stats.batches_refused += len(pending.refused)
+        pending.request = request
+        kept = protocol.without(request, pending.refused)
+        return (None if kept is None else protocol.produce_frame(frame, header, kept)), expects_answer
+
+    async def _responses(self, from_broker: asyncio.StreamReader, at_broker: deque[_Pending], peer: Any) -> None:
+        """Each broker response to the request it answers, rewritten where the proxy must."""
+        try:
+            while True:
+                size = _SIZE.unpack(await from_broker.readexactly(4))[0]
+                frame = await from_broker.readexactly(size)
+                correlation_id = _SIZE.unpack_from(frame)[0]
+                if not at_broker or at_broker[0].header.correlation_id != correlation_id:
+                    log.warning("proxy: %s: the broker answered correlation id %d, which no request awaits",
+                                peer, correlation_id)
+                    break
+                pending = at_broker.popleft()
+                header = pending.header
+                try:
+                    if header.api_key == PRODUCE and pending.refused:
+                        frame = protocol.produce_response(header, pending.request or {}, pending.refused, frame)
+                    else:
+                        frame = protocol.rewrite_response(header.api_key, header.version, frame, self.address_of)
+                        await self._open_wanted()
+                except WireError as exc:
+                    log.warning("proxy: %s: a response to api key %d v%d does not read: %s", peer, header.api_key,
+                                header.version, exc)
+                    break
+                pending.answer.set_result(frame)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        # the broker is gone: every request still waiting is answered by closing the client's connection
+        while at_broker:
+            at_broker.popleft().answer.set_result(None)
+
+    @staticmethod
+    async def _answer(answers: asyncio.Queue[_Pending | None], to_client: asyncio.StreamWriter) -> None:
+        while (pending := await answers.get()) is not None:
+            frame = await pending.answer
+            if frame is None:
+                to_client.close()
+                return
+            to_client.write(_SIZE.pack(len(frame)) + frame)
+            await to_client.drain()
