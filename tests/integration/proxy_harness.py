@@ -1,0 +1,149 @@
+"""What the `xgate proxy` tests share: a proxy process on free ports in front of the Apache Kafka of
+deploy/brokers/kafka.sh, its config folder on fresh topics, and aiokafka producing and reading."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError
+
+from gateway.recorded import envelope_from_record
+from protocol_adapters.kafka.mapping import outgoing_record
+from tests.integration import traffic as it_traffic
+
+REPO = Path(__file__).resolve().parents[2]
+BROKER = "127.0.0.1:9092"
+NODE_ID = 1  # deploy/brokers/kafka.sh's node.id
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def proxy_port() -> int:
+    """A bootstrap port whose broker port (port + 1 + node id) is free too."""
+    for _ in range(100):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if port + 1 + NODE_ID < 65536 and _free(port + 1 + NODE_ID):
+            return port
+    raise AssertionError("no pair of free ports")
+
+
+def create_topics(*names: str, partitions: int = 1) -> None:
+    async def create() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=BROKER)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(name, partitions, 1) for name in names])
+        finally:
+            await admin.close()
+    asyncio.run(create())
+
+
+class ProxyProcess:
+    def __init__(self, folder: Path, port: int) -> None:
+        self.port = port
+        self.log_file = folder.parent / "proxy.log"
+        with open(self.log_file, "w") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "proxy", "--config", str(folder)],
+                                            stdout=log, stderr=subprocess.STDOUT, cwd=REPO,
+                                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        deadline = time.monotonic() + 60
+        while not self.answers():
+            assert self.process.poll() is None, self.output()
+            assert time.monotonic() < deadline, f"the proxy did not answer within 60 s: {self.output()}"
+            time.sleep(0.2)
+
+    def answers(self) -> bool:
+        """The proxy answers the protocol (a Metadata round trip through it), not only a port that listens."""
+        async def probe() -> bool:
+            producer = AIOKafkaProducer(bootstrap_servers=f"127.0.0.1:{self.port}", request_timeout_ms=3000)
+            try:
+                await producer.start()
+            except KafkaError:
+                await producer.stop()
+                return False
+            await producer.stop()
+            return True
+        return asyncio.run(probe())
+
+    def output(self) -> str:
+        return self.log_file.read_text()[-4000:]
+
+    def stop(self) -> str:
+        self.process.terminate()
+        assert self.process.wait(30) == 0, self.output()
+        return self.output()
+
+
+def config(tmp_path: Path, topics: dict[str, str], port: int, labels: dict[str, str] | None = None) -> Path:
+    document = it_traffic.registry("KAFKA", {name: {"uris": [f"tcp://{BROKER}"], "topic": topic}
+                                             for name, topic in topics.items()})
+    if labels:
+        document["endpoints"]["in"]["labels"] = labels
+    folder = tmp_path / "config"
+    folder.mkdir()
+    (folder / "it.xreg.json").write_text(json.dumps(document), "utf-8")
+    (folder / "gateway.yaml").write_text(yaml.safe_dump({"proxy": {"upstream": BROKER,
+                                                                   "listen": f"127.0.0.1:{port}"}}), "utf-8")
+    return folder
+
+
+def fresh(run: str) -> dict[str, str]:
+    topics = {name: f"proxy-{run}-{name}" for name in ("in", "valid", "dlq", "unknown")}
+    create_topics(*topics.values())
+    return topics
+
+
+async def produce_each(bootstrap: str, topic: str, records: list[dict[str, Any]]) -> list[Exception | None]:
+    """Each record in a batch of its own (sent and awaited one at a time); per record, the error or None."""
+    outcomes: list[Exception | None] = []
+    async with AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0) as producer:
+        for record in records:
+            out = outgoing_record(envelope_from_record(record))
+            try:
+                await producer.send_and_wait(topic, out.value, key=out.key, headers=out.headers)
+                outcomes.append(None)
+            except KafkaError as exc:
+                outcomes.append(exc)
+    return outcomes
+
+
+async def read_all(bootstrap: str, topic: str, at_least: int, timeout: float = 30) -> list[Any]:
+    """Every record of the topic's one partition, once it holds at least `at_least` (copies land a little after
+    the produce they come from)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        partition = TopicPartition(topic, 0)
+        consumer.assign([partition])
+        await consumer.seek_to_beginning(partition)
+        deadline = time.monotonic() + timeout
+        while (end := (await consumer.end_offsets([partition]))[partition]) < at_least:
+            assert time.monotonic() < deadline, f"{topic} holds {end} records after {timeout} s, {at_least} expected"
+            await asyncio.sleep(0.2)
+        found: list[Any] = []
+        while len(found) < end and time.monotonic() < deadline:
+            batch = await consumer.getmany(partition, timeout_ms=500)
+            found.extend(batch.get(partition, []))
+        return found
+    finally:
+        await consumer.stop()
