@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Apache Kafka (KRaft, one node acting as broker and controller) on 127.0.0.1:${XGATE_KAFKA_PORT:-9092}.
 #
-# usage: kafka.sh start|stop|restart|status
+# usage: kafka.sh start|stop|restart|status|libs
+#   libs: resolve the jars if the pom changed and print their directory (for `java -cp "DIR/*" TOOL`)
 #
-# The broker is assembled from Maven Central: a small pom naming org.apache.kafka:kafka_2.13 and a log4j2
-# binding, resolved once with the machine's `mvn dependency:copy-dependencies` into $CACHE/libs (a second
-# start reuses it). Storage is formatted once in $DATA (cluster id kept beside it) and kept across stop,
-# restart and start. "Ready" means the broker answered a Metadata request naming itself, not an open port.
+# The broker is assembled from Maven Central: a small pom naming org.apache.kafka:kafka_2.13, Kafka's own
+# command-line tools (org.apache.kafka:kafka-tools: the console producer and consumer and ProducerPerformance,
+# which tests/integration/test_proxy_clients.py runs against `xgate proxy`) and a log4j2 binding, resolved once
+# with the machine's `mvn dependency:copy-dependencies` into $CACHE/libs (a second start reuses it; a changed
+# pom resolves again, beside the old jars and swapped in, so a broker running from them is not disturbed).
+# Storage is formatted once in $DATA (cluster id kept beside it) and kept across stop, restart and start.
+# "Ready" means the broker answered a Metadata request naming itself, not an open port.
 #
 # Environment:
 #   XGATE_KAFKA_PORT             broker listener (default 9092)
@@ -33,7 +37,7 @@ LOG="$DIR/kafka.out"
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 mkdir -p "$DIR"
 
-broker_pom() {  # the pom naming the broker's jars: Kafka and a log4j2 binding for its slf4j 1.7 logging
+broker_pom() {  # the pom naming the broker's jars: Kafka, its tools and a log4j2 binding for its slf4j 1.7 logging
   cat <<EOF
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -43,6 +47,7 @@ broker_pom() {  # the pom naming the broker's jars: Kafka and a log4j2 binding f
   <packaging>pom</packaging>
   <dependencies>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$VERSION</version></dependency>
     <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>2.24.3</version></dependency>
     <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>2.24.3</version></dependency>
   </dependencies>
@@ -58,14 +63,19 @@ resolve_jars() {  # the broker's jars in $CACHE/libs, resolved with Maven the fi
   mkdir -p "$CACHE"
   echo "$pom" >"$CACHE/pom.xml"
   echo "kafka: resolving Kafka $VERSION from Maven Central into $CACHE/libs (once)" >&2
-  rm -rf "$CACHE/libs"
+  rm -rf "$CACHE/libs.new"
   if ! mvn -q -B -f "$CACHE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-      -DoutputDirectory="$CACHE/libs" >"$CACHE/mvn.log" 2>&1; then
+      -DoutputDirectory="$CACHE/libs.new" >"$CACHE/mvn.log" 2>&1; then
     echo "kafka: mvn could not resolve kafka_2.13:$VERSION; its log:" >&2
     tail -n 20 "$CACHE/mvn.log" >&2
     return 1
   fi
-  touch "$CACHE/libs/.complete"
+  touch "$CACHE/libs.new/.complete"
+  # swapped in whole: a broker started from the old jars finds the same ones under the same names
+  rm -rf "$CACHE/libs.old"
+  if [ -d "$CACHE/libs" ]; then mv "$CACHE/libs" "$CACHE/libs.old"; fi
+  mv "$CACHE/libs.new" "$CACHE/libs"
+  rm -rf "$CACHE/libs.old"
 }
 
 write_config() {  # server.properties, rewritten on every start so a changed port or extra file applies
@@ -195,5 +205,6 @@ case "${1:-}" in
   stop) stop ;;
   restart) stop && start ;;
   status) answers_metadata ;;
-  *) echo "usage: $0 start|stop|restart|status" >&2; exit 2 ;;
+  libs) resolve_jars && echo "$CACHE/libs" ;;
+  *) echo "usage: $0 start|stop|restart|status|libs" >&2; exit 2 ;;
 esac

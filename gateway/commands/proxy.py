@@ -10,21 +10,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
+import ssl
 import sys
 from dataclasses import replace
 from typing import Any
 
 from gateway import logs
-from gateway.commands.startup import load_config, report
-from gateway.compiler.core import NativeJudge
+from gateway.commands.startup import report
 from gateway.config_values import ValueProblem
+from gateway.errors import GatewayError
 from gateway.exit_code import ExitCode
+from gateway.metrics.server import MetricsServer
 from gateway.proxy.dead_letters import DeadLetters
-from gateway.proxy.judging import topic_rules
+from gateway.proxy.metrics import ProxyMetrics
+from gateway.proxy.reload import ProxyReloader, load_rules
 from gateway.proxy.server import Judging, Proxy
+from gateway.proxy.upstream import UpstreamWatch
 from gateway.sections.proxy import ProxySettings, host_port
+from gateway.settings import Settings
 
 log = logging.getLogger("xgate")
 
@@ -35,23 +41,24 @@ def cmd_proxy(args: argparse.Namespace) -> ExitCode:
     except ValueError as exc:
         print(f"xgate proxy: {exc}", file=sys.stderr)
         return ExitCode.USAGE
-    loaded = load_config(args.config)
-    report(loaded.diagnostics)  # a document's problems leave that document out, as for `xgate run`
-    settings = _settings(args, loaded.settings.proxy)
-    if settings is None or any(d.code == "settings" for d in loaded.diagnostics):
-        print("xgate proxy: fix the settings above first", file=sys.stderr)
+    loaded = load_rules(args.config)
+    report(loaded.problems)  # a document's problems leave that document out, as for `xgate run`
+    settings = _settings(args, loaded.section)
+    if settings is None or loaded.judging is None:
+        print(f"xgate proxy: fix the settings and topics above first ({args.config})", file=sys.stderr)
         return ExitCode.USAGE
-    ruleset = loaded.ruleset
-    judged = {endpoint_id for endpoint_id, rules in ruleset.endpoints.items() if rules.definitions}
-    topics, problems = topic_rules(loaded.snapshot.registry, loaded.settings, settings.policy, judged)
-    if report(problems):
-        print(f"xgate proxy: fix the topics above first ({args.config})", file=sys.stderr)
-        return ExitCode.USAGE
-    if not topics:
+    judging = loaded.judging
+    if not judging.topics:
         log.warning("proxy: no KAFKA endpoint with definitions names a topic: every request passes unjudged")
-    for topic, rule in sorted(topics.items()):
+    for topic, rule in sorted(judging.topics.items()):
         log.info("proxy: topic %s judged by %s (%s)", topic, rule.endpoint_id, rule.policy)
-    return asyncio.run(_serve(settings, Judging(NativeJudge(ruleset), topics), args.duration))
+    runtime = loaded.settings
+    address = args.metrics_address if args.metrics_address is not None else runtime.runtime.metrics_address
+    try:
+        return asyncio.run(_serve(args, settings, judging, loaded.digest, address, runtime))
+    except (OSError, ssl.SSLError, GatewayError) as exc:
+        print(f"xgate proxy: {exc}", file=sys.stderr)
+        return ExitCode.USAGE
 
 
 def _settings(args: argparse.Namespace, section: ProxySettings | None) -> ProxySettings | None:
@@ -77,27 +84,39 @@ def _settings(args: argparse.Namespace, section: ProxySettings | None) -> ProxyS
     return section
 
 
-async def _serve(settings: ProxySettings, judging: Judging, duration: float | None) -> ExitCode:
-    dead_letters = DeadLetters()
-    copier = asyncio.create_task(dead_letters.run())
-    proxy = Proxy(settings, judging, dead_letters.copy)
-    try:
-        await proxy.start()
-    except OSError as exc:
-        print(f"xgate proxy: cannot listen on {settings.listen_host}:{settings.listen_port}: {exc}", file=sys.stderr)
-        dead_letters.close()
-        await copier
-        return ExitCode.USAGE
+async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Judging, digest: str, address: str,
+                 runtime: Settings) -> ExitCode:
+    metrics = ProxyMetrics()
+    metrics.endpoints({rule.endpoint_id for rule in judging.topics.values()}, judging.native.ruleset.definition_count)
+    dead_letters = DeadLetters(metrics)
+    proxy = Proxy(settings, judging, dead_letters.copy, metrics)
+    watch = UpstreamWatch(settings.upstream, metrics.upstream)
+    reloader = ProxyReloader(args.config, proxy, metrics, digest, runtime.runtime.reload_debounce)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), duration)
-    log.info("proxy: stopping; draining connections")
-    await proxy.close()
-    dead_letters.close()
-    await copier
+    loop.add_signal_handler(signal.SIGHUP, functools.partial(reloader.reload, "SIGHUP"))
+
+    def ready() -> tuple[bool, dict[str, bool]]:
+        return watch.up, {"upstream": watch.up}
+
+    async with contextlib.AsyncExitStack() as stack:
+        if address:
+            server = await stack.enter_async_context(MetricsServer(metrics.metrics.registry, ready, address,
+                                                                   runtime.metrics))
+            log.info("proxy: /metrics /healthz /readyz on %s://%s:%d", server.scheme, server.host, server.port)
+        await proxy.start()
+        tasks = [asyncio.create_task(dead_letters.run()), asyncio.create_task(watch.run(stop))]
+        if not args.no_watch:
+            tasks.append(asyncio.create_task(reloader.watch(stop)))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), args.duration)
+        stop.set()
+        log.info("proxy: stopping; draining connections")
+        await proxy.close()
+        dead_letters.close()
+        await asyncio.gather(*tasks, return_exceptions=True)
     _summary(proxy, dead_letters)
     return ExitCode.OK
 
@@ -118,6 +137,9 @@ def add_command(commands: Any) -> None:
     proxy.add_argument("--listen", metavar="HOST:PORT", help="the bootstrap listener; broker N on port + 1 + N "
                        "(default: proxy.listen, else 127.0.0.1:19092)")
     proxy.add_argument("--duration", type=float, metavar="SECONDS", help="stop (draining) after SECONDS")
+    proxy.add_argument("--metrics-address", metavar="HOST:PORT",
+                       help="where /metrics /healthz /readyz listen (default: runtime.metrics_address; '' turns it off)")
+    proxy.add_argument("--no-watch", action="store_true", help="do not reload when files change (SIGHUP still does)")
     proxy.add_argument("--log-level", metavar="LEVEL", help=f"{', '.join(logs.LEVELS)} (default: ${logs.LEVEL_ENV}, "
                        "else info)")
     proxy.add_argument("--log-format", metavar="FORMAT", help="text or json (default: $XGATE_LOG_FORMAT, else text)")

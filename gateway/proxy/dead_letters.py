@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from gateway.proxy.judging import TopicRule
+from gateway.proxy.metrics import ProxyMetrics
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.verdict import Verdict
 from protocol_adapters import registry
@@ -22,8 +23,9 @@ QUEUE_LIMIT = 100_000
 
 
 class DeadLetters:
-    def __init__(self) -> None:
-        self._queue: asyncio.Queue[tuple[EndpointConfig, Any] | None] = asyncio.Queue()  # bounded by QUEUE_LIMIT in `copy`
+    def __init__(self, metrics: ProxyMetrics | None = None) -> None:
+        self.metrics = metrics
+        self._queue: asyncio.Queue[tuple[str, EndpointConfig, Any] | None] = asyncio.Queue()  # bounded by QUEUE_LIMIT in `copy`
         self._sinks: dict[str, Any] = {}
         self._opened = contextlib.AsyncExitStack()
         self.sent = 0
@@ -41,11 +43,11 @@ class DeadLetters:
                 self.dropped += 1
                 log.warning("proxy: dead-letter queue full: a copy for %s was not kept", destination.endpoint_id)
                 continue
-            self._queue.put_nowait((destination, copy))
+            self._queue.put_nowait((rule.endpoint_id, destination, copy))
 
     async def run(self) -> None:
         while (item := await self._queue.get()) is not None:
-            destination, envelope = item
+            source, destination, envelope = item
             try:
                 sink: Any = self._sinks.get(destination.endpoint_id)
                 if sink is None:
@@ -53,6 +55,8 @@ class DeadLetters:
                     self._sinks[destination.endpoint_id] = sink
                 await sink.send(envelope)
                 self.sent += 1
+                if self.metrics is not None:
+                    self.metrics.dead_lettered(source, destination.endpoint_id, 1)
             except Exception as exc:  # a destination that fails is said once per copy, never stops the proxy
                 self.dropped += 1
                 log.warning("proxy: a dead-letter copy to %s failed: %s", destination.endpoint_id, exc)

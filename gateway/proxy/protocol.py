@@ -45,7 +45,9 @@ class RequestHeader:
     version: int
     correlation_id: int
     client_id: str | None
-    size: int  # the header's length in the frame: the body starts there
+    # the header's length in the frame, where the body starts: exact for the APIs in schemas.FLEXIBLE (those whose
+    # bodies the proxy reads); another API's flexible header has tagged fields this does not count
+    size: int
 
     @classmethod
     def read(cls, frame: bytes | memoryview) -> RequestHeader:
@@ -211,7 +213,8 @@ def _refused_partition(index: int, refusal: Refusal) -> dict[str, Any]:
 
 def error_response(header: RequestHeader, error_code: int) -> bytes | None:
     """An answer to a request the proxy cannot read (an unsupported version): for ApiVersions, Kafka's own
-    version 0 error; for Produce, the error on every partition; None for the rest (the connection is closed)."""
+    version 0 error naming the versions the proxy reads; None for the rest (the connection is closed: a body
+    the proxy cannot read names no partitions to answer for)."""
     if header.api_key == API_VERSIONS:
         writer = Writer()
         writer.fixed("int16", error_code)

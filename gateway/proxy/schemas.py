@@ -17,7 +17,7 @@ SHARE_FETCH, SHARE_ACKNOWLEDGE = 78, 79
 # (lowest, highest) version the proxy reads. Produce stops at 9 and Fetch at 15 because later versions carry
 # broker addresses in tagged fields (KIP-951 NodeEndpoints) that would send a client around the proxy.
 READABLE: dict[int, tuple[int, int]] = {
-    PRODUCE: (3, 9), FETCH: (0, 15), METADATA: (0, 13), FIND_COORDINATOR: (0, 6), DESCRIBE_CLUSTER: (0, 1),
+    PRODUCE: (3, 9), FETCH: (0, 15), METADATA: (0, 13), FIND_COORDINATOR: (0, 6), DESCRIBE_CLUSTER: (0, 2),
     API_VERSIONS: (0, 4),
 }
 # APIs left out of ApiVersions: their responses carry broker addresses the proxy does not rewrite

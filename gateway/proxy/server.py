@@ -13,23 +13,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import struct
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway import config_values
 from gateway.proxy import protocol
 from gateway.proxy.judging import TopicRule, judge, refusal_text
-from gateway.proxy.protocol import CORRUPT_MESSAGE, INVALID_RECORD, Refusal, RequestHeader
-from gateway.proxy.schemas import PRODUCE, READABLE
+from gateway.proxy.metrics import ProxyMetrics
+from gateway.proxy.protocol import CORRUPT_MESSAGE, INVALID_RECORD, UNSUPPORTED_VERSION, Refusal, RequestHeader
+from gateway.proxy.schemas import API_VERSIONS, PRODUCE, READABLE
 from gateway.proxy.wire import WireError
+from gateway.sections.access import server_context
 from gateway.sections.proxy import ProxySettings
 
 log = logging.getLogger("xgate.proxy")
 _SIZE = struct.Struct(">i")
 IDLE_SECONDS = 600.0   # Kafka's own connections.max.idle.ms
-FRAME_SECONDS = 30.0   # a frame begun must arrive whole within this
 PIPELINE = 256         # requests in flight on one connection before the proxy stops reading it
 
 
@@ -53,6 +57,13 @@ class ProxyStats:
 
 
 @dataclass
+class _Flight:
+    """A connection's requests not yet answered to the client: an idle connection is closed at once on stop."""
+
+    count: int = 0
+
+
+@dataclass
 class _Pending:
     header: RequestHeader
     answer: asyncio.Future[bytes | None]
@@ -60,23 +71,43 @@ class _Pending:
     refused: dict[tuple[str, int], Refusal] = field(default_factory=dict)
 
 
+def upstream_context(settings: ProxySettings) -> ssl.SSLContext | None:
+    """The client context the proxy connects to the cluster with (`proxy.upstream_tls`), or None for plaintext."""
+    tls = settings.upstream_tls
+    if tls is None:
+        return None
+    context = ssl.create_default_context(cafile=tls.get("ca"))
+    if tls.get("cert"):
+        context.load_cert_chain(tls["cert"], tls.get("key"))
+    if not config_values.flag(tls.get("verify", True)):
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 class Proxy:
     def __init__(self, settings: ProxySettings, judging: Judging,
-                 dead_letter: Callable[[TopicRule, list[tuple[tuple[Any, ...], Any]]], Any] | None = None) -> None:
+                 dead_letter: Callable[[TopicRule, list[tuple[tuple[Any, ...], Any]]], Any] | None = None,
+                 metrics: ProxyMetrics | None = None) -> None:
         self.settings = settings
         self.judging = judging
         self.dead_letter = dead_letter  # observe: copies of nonconformant records (called with rule, pairs)
+        self.metrics = metrics if metrics is not None else ProxyMetrics()
         self.stats = ProxyStats()
+        # loaded at start: a certificate that cannot be read stops `xgate proxy` before it listens
+        tls = settings.tls
+        self._listen_tls = server_context(tls["cert"], tls["key"], tls.get("client_ca")) if tls else None
+        self._upstream_tls = upstream_context(settings)
         self.nodes: dict[int, tuple[str, int]] = {}  # upstream node id -> the broker's own address
         self._servers: dict[int | None, asyncio.Server] = {}  # None: the bootstrap listener
         self._wanted: set[int] = set()
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[asyncio.Task[None], _Flight] = {}
 
     # -- listeners -------------------------------------------------------------------------------------
     async def start(self) -> None:
         s = self.settings
         self._servers[None] = await asyncio.start_server(self._accept(None), s.listen_host, s.listen_port,
-                                                         reuse_address=True)
+                                                         reuse_address=True, ssl=self._listen_tls)
         log.info("proxy: listening on %s:%d for the cluster at %s", s.listen_host, s.listen_port,
                  ", ".join(f"{h}:{p}" for h, p in s.upstream))
 
@@ -99,19 +130,24 @@ class Proxy:
                 continue
             port = self.settings.broker_port(node_id)
             self._servers[node_id] = await asyncio.start_server(self._accept(node_id), self.settings.listen_host,
-                                                                port, reuse_address=True)
+                                                                port, reuse_address=True, ssl=self._listen_tls)
             log.info("proxy: broker %d (%s:%d) behind %s:%d", node_id, *self.nodes[node_id],
                      self.settings.listen_host, port)
 
     async def close(self, drain: float = 10.0) -> None:
-        """Stop listening; let connections finish what they have in flight for up to `drain` seconds."""
+        """Stop listening; close idle connections now and the others once what they have in flight is answered,
+        for up to `drain` seconds."""
         for server in self._servers.values():
             server.close()
-        if self._connections:
-            _, pending = await asyncio.wait(self._connections, timeout=drain)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        deadline = time.monotonic() + drain
+        while self._connections and time.monotonic() < deadline:
+            for task, flight in list(self._connections.items()):
+                if flight.count == 0:
+                    task.cancel()
+            await asyncio.wait(list(self._connections), timeout=0.05)
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
         for server in self._servers.values():
             await server.wait_closed()
 
@@ -119,30 +155,33 @@ class Proxy:
         async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             task = asyncio.current_task()
             assert task is not None
-            self._connections.add(task)
+            flight = self._connections[task] = _Flight()
             self.stats.connections += 1
             try:
-                await self._serve(node_id, reader, writer)
+                await self._serve(node_id, reader, writer, flight)
             finally:
-                self._connections.discard(task)
+                self._connections.pop(task, None)
                 writer.close()
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()
         return accepted
 
     async def _upstream(self, node_id: int | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        tls = self._upstream_tls
         if node_id is not None and node_id in self.nodes:
-            return await asyncio.open_connection(*self.nodes[node_id])
+            host, port = self.nodes[node_id]
+            return await asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None)
         failure: OSError | None = None
         for host, port in self.settings.upstream:
             try:
-                return await asyncio.open_connection(host, port)
+                return await asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None)
             except OSError as exc:
                 failure = exc
         raise failure or OSError("no upstream server")
 
     # -- one client connection -------------------------------------------------------------------------
-    async def _serve(self, node_id: int | None, client: asyncio.StreamReader, to_client: asyncio.StreamWriter) -> None:
+    async def _serve(self, node_id: int | None, client: asyncio.StreamReader, to_client: asyncio.StreamWriter,
+                     flight: _Flight) -> None:
         peer = to_client.get_extra_info("peername")
         try:
             from_broker, to_broker = await self._upstream(node_id)
@@ -152,18 +191,21 @@ class Proxy:
             return
         answers: asyncio.Queue[_Pending | None] = asyncio.Queue(PIPELINE)
         at_broker: deque[_Pending] = deque()
-        tasks = [asyncio.create_task(self._responses(from_broker, at_broker, peer)),
-                 asyncio.create_task(self._answer(answers, to_client))]
+        responses = asyncio.create_task(self._responses(from_broker, at_broker, peer))
+        answering = asyncio.create_task(self._answer(answers, to_client, flight))
+        requests = asyncio.create_task(self._requests(client, to_broker, answers, at_broker, peer, flight))
         try:
-            await self._requests(client, to_broker, answers, at_broker, peer)
-            await answers.put(None)  # the client is done: the answers in flight still go back
-            await asyncio.wait_for(tasks[1], IDLE_SECONDS)
+            # the client is done (or sent what cannot pass), or the broker went away: either ends the connection
+            await asyncio.wait((requests, responses, answering), return_when=asyncio.FIRST_COMPLETED)
+            if requests.done() and not requests.cancelled() and requests.exception() is None:
+                await asyncio.wait_for(answers.put(None), IDLE_SECONDS)
+                await asyncio.wait_for(answering, IDLE_SECONDS)  # the answers in flight still go back
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
             pass
         finally:
-            for task in tasks:
+            for task in (requests, responses, answering):
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(requests, responses, answering, return_exceptions=True)
             to_broker.close()
             with contextlib.suppress(Exception):
                 await to_broker.wait_closed()
@@ -177,12 +219,13 @@ class Proxy:
         if not 0 < size <= self.settings.max_frame_bytes:
             self._bad_input(peer, f"a frame of {size} bytes (at most {self.settings.max_frame_bytes})")
             return None
+        timeout = self.settings.frame_timeout
         try:
-            return await asyncio.wait_for(client.readexactly(size), FRAME_SECONDS)
+            return await asyncio.wait_for(client.readexactly(size), timeout)
         except (asyncio.IncompleteReadError, ConnectionError):
             self._bad_input(peer, f"the connection ended inside a frame of {size} bytes")
         except TimeoutError:
-            self._bad_input(peer, f"a frame of {size} bytes not complete after {FRAME_SECONDS:.0f} s")
+            self._bad_input(peer, f"a frame of {size} bytes not complete after {timeout:g} s")
         return None
 
     def _bad_input(self, peer: Any, why: str) -> None:
@@ -190,7 +233,8 @@ class Proxy:
         log.warning("proxy: %s: closing the connection: %s", peer, why)
 
     async def _requests(self, client: asyncio.StreamReader, to_broker: asyncio.StreamWriter,
-                        answers: asyncio.Queue[_Pending | None], at_broker: deque[_Pending], peer: Any) -> None:
+                        answers: asyncio.Queue[_Pending | None], at_broker: deque[_Pending], peer: Any,
+                        flight: _Flight) -> None:
         loop = asyncio.get_running_loop()
         while (frame := await self._read_frame(client, peer)) is not None:
             try:
@@ -200,6 +244,12 @@ class Proxy:
                 return
             self.stats.requests += 1
             pending = _Pending(header, loop.create_future())
+            if header.api_key == API_VERSIONS and not header.readable():
+                # a newer client's first request: Kafka's answer, so that it asks again at a version both read
+                flight.count += 1
+                await answers.put(pending)
+                pending.answer.set_result(protocol.error_response(header, UNSUPPORTED_VERSION))
+                continue
             if not header.readable():
                 # a version the proxy told the client it does not read: nothing unjudged reaches the broker
                 self._bad_input(peer, f"api key {header.api_key} version {header.version}, outside the versions "
@@ -213,6 +263,7 @@ class Proxy:
                     self._bad_input(peer, f"a produce request that does not read: {exc}")
                     return
             if expects_answer:
+                flight.count += 1
                 await answers.put(pending)
             if frame is None:  # refused whole: answered here
                 if expects_answer:
@@ -236,13 +287,19 @@ class Proxy:
             if rule is None:
                 continue
             for partition in topic["PartitionData"]:
+                started = time.perf_counter()
                 verdicts = judge(judging.native, rule.endpoint_id, topic["Name"], partition["Index"],
                                  partition["Records"])
+                seconds = time.perf_counter() - started
                 self.stats.records_judged += len(verdicts.records)
                 key = (topic["Name"], partition["Index"])
+                refused = verdicts.corrupt is not None or bool(verdicts.failed and rule.policy == "reject")
+                self.metrics.judged(rule.endpoint_id, verdicts, seconds, refused)
                 if verdicts.corrupt is not None:
                     pending.refused[key] = Refusal(CORRUPT_MESSAGE, f"xgate: {verdicts.corrupt}", [])
-                elif verdicts.failed and rule.policy == "reject":
+                    log.warning("proxy: refused a batch for %s[%d]: %s", topic["Name"], partition["Index"],
+                                verdicts.corrupt)
+                elif refused:
                     failed = [(index, refusal_text(verdict)) for index, verdict in verdicts.failed]
                     pending.refused[key] = Refusal(
                         INVALID_RECORD, f"xgate refused the batch: {len(failed)} of {len(verdicts.records)} "
@@ -292,7 +349,8 @@ class Proxy:
             at_broker.popleft().answer.set_result(None)
 
     @staticmethod
-    async def _answer(answers: asyncio.Queue[_Pending | None], to_client: asyncio.StreamWriter) -> None:
+    async def _answer(answers: asyncio.Queue[_Pending | None], to_client: asyncio.StreamWriter,
+                      flight: _Flight) -> None:
         while (pending := await answers.get()) is not None:
             frame = await pending.answer
             if frame is None:
@@ -300,3 +358,4 @@ class Proxy:
                 return
             to_client.write(_SIZE.pack(len(frame)) + frame)
             await to_client.drain()
+            flight.count -= 1

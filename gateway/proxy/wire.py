@@ -7,7 +7,9 @@ fields stay raw bytes by tag under `TAGS` (the proxy rewrites none of them), so 
 the bytes it came from.
 
 Bounds: every length is checked against what is left of the frame before anything is allocated, so a frame
-that claims more than it holds is a `WireError`, never a large allocation.
+that claims more than it holds is a `WireError`, never a large allocation. So is a null where the version
+allows none (Kafka's readers refuse it, and code iterating a list would trip on it), and tagged fields out of
+ascending order or repeated (Kafka writes them ascending; others would not encode back to what came).
 """
 
 from __future__ import annotations
@@ -148,10 +150,14 @@ class Reader:
         return count
 
     def tagged(self) -> dict[int, bytes]:
-        fields = {}
+        fields: dict[int, bytes] = {}
+        last = -1
         for _ in range(self.uvarint()):
             tag = self.uvarint()
+            if tag <= last:
+                raise WireError(f"tagged field {tag} after tagged field {last} at offset {self.offset}")
             fields[tag] = bytes(self.take(self.uvarint()))
+            last = tag
         return fields
 
     def struct(self, fields: tuple[Field, ...], version: int, flexible: bool) -> dict[str, Any]:
@@ -159,20 +165,23 @@ class Reader:
         for spec in fields:
             if version not in spec.versions:
                 continue
-            kind = spec.type
-            if isinstance(kind, str) and not kind.startswith("[]"):
-                value[spec.name] = self.value(kind, flexible)
-                continue
-            count = self.count(flexible)
-            if count < 0:
-                value[spec.name] = None
-            elif isinstance(kind, tuple):
-                value[spec.name] = [self.struct(kind, version, flexible) for _ in range(count)]
-            else:
-                value[spec.name] = [self.value(kind[2:], flexible) for _ in range(count)]
+            item = self.item(spec.type, version, flexible)
+            if item is None and version not in spec.nullable:  # Kafka's own readers refuse these too
+                raise WireError(f"{spec.name} is null before offset {self.offset}, which version {version} forbids")
+            value[spec.name] = item
         if flexible:
             value[TAGS] = self.tagged()
         return value
+
+    def item(self, kind: str | tuple[Field, ...], version: int, flexible: bool) -> Any:
+        if isinstance(kind, str) and not kind.startswith("[]"):
+            return self.value(kind, flexible)
+        count = self.count(flexible)
+        if count < 0:
+            return None
+        if isinstance(kind, tuple):
+            return [self.struct(kind, version, flexible) for _ in range(count)]
+        return [self.value(kind[2:], flexible) for _ in range(count)]
 
 
 class Writer:

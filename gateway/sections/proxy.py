@@ -7,7 +7,13 @@ proxy:
   advertised_host: gateway.internal        # the host clients are told to connect to (default: listen's host)
   policy: reject                           # for a judged topic whose endpoint has no xgate.route.policy label
   max_frame_bytes: 104857600               # a larger request frame closes its connection (Kafka's own default)
+  frame_timeout: 30                        # seconds a begun request frame may take to arrive whole
+  tls: {cert: /tls/proxy.crt, key: /tls/proxy.key, client_ca: /tls/clients.crt}   # clients connect over TLS
+  upstream_tls: {ca: /tls/cluster-ca.crt, cert: ..., key: ..., verify: true}       # the proxy to the cluster
 ```
+
+SASL needs nothing here: its requests (SaslHandshake, SaslAuthenticate) pass through to the broker as bytes,
+so each client authenticates to the cluster itself.
 
 Which topics are judged comes from the documents: every topic a KAFKA endpoint names (gateway/proxy/topics.py).
 """
@@ -20,10 +26,13 @@ from typing import Any
 from gateway import config_values
 from gateway.config_values import unknown_settings
 
-KEYS = ("upstream", "listen", "advertised_host", "policy", "max_frame_bytes")
+KEYS = ("upstream", "listen", "advertised_host", "policy", "max_frame_bytes", "frame_timeout", "tls", "upstream_tls")
+TLS_KEYS = ("cert", "key", "client_ca")
+UPSTREAM_TLS_KEYS = ("ca", "cert", "key", "verify")
 POLICIES = ("reject", "observe")
 DEFAULT_LISTEN = "127.0.0.1:19092"
 DEFAULT_MAX_FRAME_BYTES = 104857600
+DEFAULT_FRAME_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +43,9 @@ class ProxySettings:
     advertised_host: str
     policy: str = "reject"
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    frame_timeout: float = DEFAULT_FRAME_TIMEOUT
+    tls: dict[str, str] | None = None           # the listeners' certificate (cert, key, client_ca)
+    upstream_tls: dict[str, Any] | None = None  # how the proxy connects to the cluster (ca, cert, key, verify)
 
     def broker_port(self, node_id: int) -> int:
         """The listener of one upstream broker: Kroxylicious' port-per-broker scheme, from the bootstrap port."""
@@ -93,7 +105,36 @@ def read_proxy(raw: Any, problems: list[str]) -> ProxySettings | None:
     except config_values.ValueProblem as exc:
         problems.append(f"{where}/policy: {exc}")
     limit = config_values.optional_integer(raw, "max_frame_bytes", where, problems, least=1024)
+    frame_timeout = DEFAULT_FRAME_TIMEOUT
+    try:
+        frame_timeout = config_values.number(raw.get("frame_timeout", DEFAULT_FRAME_TIMEOUT), above=0)
+    except config_values.ValueProblem as exc:
+        problems.append(f"{where}/frame_timeout: {exc}")
+    tls = _tls(raw.get("tls"), f"{where}/tls", TLS_KEYS, ("cert", "key"), problems)
+    upstream_tls = _tls(raw.get("upstream_tls"), f"{where}/upstream_tls", UPSTREAM_TLS_KEYS, (), problems)
     if len(problems) > found:
         return None
     return ProxySettings(tuple(upstream), listen[0], listen[1], str(advertised), policy,
-                         DEFAULT_MAX_FRAME_BYTES if limit is None else limit)
+                         DEFAULT_MAX_FRAME_BYTES if limit is None else limit, frame_timeout, tls, upstream_tls)
+
+
+def _tls(raw: Any, where: str, keys: tuple[str, ...], required: tuple[str, ...],
+         problems: list[str]) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping ({', '.join(keys)})")
+        return None
+    problems.extend(unknown_settings(raw, keys, where))
+    for key in required:
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            problems.append(f"{where}/{key}: a file path is needed")
+    for key in ("cert", "key", "ca", "client_ca"):
+        if key in raw and not isinstance(raw[key], str):
+            problems.append(f"{where}/{key}: expected a file path, found {raw[key]!r}")
+    if "verify" in raw:
+        try:
+            config_values.flag(raw["verify"])
+        except config_values.ValueProblem as exc:
+            problems.append(f"{where}/verify: {exc}")
+    return dict(raw)

@@ -10,6 +10,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from aiokafka.errors import KafkaError
 
 from gateway.recorded import envelope_from_record
 from protocol_adapters.kafka.mapping import outgoing_record
+from tests.conftest import free_port
 from tests.integration import traffic as it_traffic
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,9 +50,9 @@ def proxy_port() -> int:
     raise AssertionError("no pair of free ports")
 
 
-def create_topics(*names: str, partitions: int = 1) -> None:
+def create_topics(*names: str, partitions: int = 1, bootstrap: str = BROKER) -> None:
     async def create() -> None:
-        admin = AIOKafkaAdminClient(bootstrap_servers=BROKER)
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
         await admin.start()
         try:
             await admin.create_topics([NewTopic(name, partitions, 1) for name in names])
@@ -59,15 +62,20 @@ def create_topics(*names: str, partitions: int = 1) -> None:
 
 
 class ProxyProcess:
-    def __init__(self, folder: Path, port: int) -> None:
+    """`xgate proxy --config FOLDER` on `port`, its /metrics on a free port of its own; `wait`: until it answers
+    the protocol (a proxy whose upstream is down never does)."""
+
+    def __init__(self, folder: Path, port: int, *extra: str, wait: bool = True) -> None:
         self.port = port
+        self.metrics_port = free_port()
         self.log_file = folder.parent / "proxy.log"
         with open(self.log_file, "w") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "proxy", "--config", str(folder)],
+            self.process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "proxy", "--config", str(folder),
+                                             "--metrics-address", f"127.0.0.1:{self.metrics_port}", *extra],
                                             stdout=log, stderr=subprocess.STDOUT, cwd=REPO,
                                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
         deadline = time.monotonic() + 60
-        while not self.answers():
+        while wait and not self.answers():
             assert self.process.poll() is None, self.output()
             assert time.monotonic() < deadline, f"the proxy did not answer within 60 s: {self.output()}"
             time.sleep(0.2)
@@ -88,13 +96,27 @@ class ProxyProcess:
     def output(self) -> str:
         return self.log_file.read_text()[-4000:]
 
+    def scrape(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}{path}", timeout=5) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+        except OSError as exc:  # not listening yet
+            return 0, str(exc)
+
     def stop(self) -> str:
-        self.process.terminate()
+        """SIGTERM (unless it already ended) and its exit code 0; the log."""
+        if self.process.poll() is None:
+            self.process.terminate()
         assert self.process.wait(30) == 0, self.output()
         return self.output()
 
 
-def config(tmp_path: Path, topics: dict[str, str], port: int, labels: dict[str, str] | None = None) -> Path:
+def config(tmp_path: Path, topics: dict[str, str], port: int, labels: dict[str, str] | None = None,
+           upstream: str = BROKER, **proxy: Any) -> Path:
+    """The integration registry on `topics` (`in` judged) and a gateway.yaml whose `proxy` section fronts
+    `upstream` on `port`, with `proxy`'s other settings."""
     document = it_traffic.registry("KAFKA", {name: {"uris": [f"tcp://{BROKER}"], "topic": topic}
                                              for name, topic in topics.items()})
     if labels:
@@ -102,8 +124,8 @@ def config(tmp_path: Path, topics: dict[str, str], port: int, labels: dict[str, 
     folder = tmp_path / "config"
     folder.mkdir()
     (folder / "it.xreg.json").write_text(json.dumps(document), "utf-8")
-    (folder / "gateway.yaml").write_text(yaml.safe_dump({"proxy": {"upstream": BROKER,
-                                                                   "listen": f"127.0.0.1:{port}"}}), "utf-8")
+    section = {"upstream": upstream, "listen": f"127.0.0.1:{port}", **proxy}
+    (folder / "gateway.yaml").write_text(yaml.safe_dump({"proxy": section}), "utf-8")
     return folder
 
 

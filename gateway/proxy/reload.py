@@ -1,0 +1,105 @@
+"""The proxy's rules from the config directory, at start and again on every change (watch and SIGHUP).
+
+A reload builds the new rules aside and swaps `Proxy.judging` in one assignment: connections stay open and
+the next produce request is judged by the new rules. Unlike `xgate run`, whose reload keeps a broken file's
+last good content, the proxy applies a reload only when every document loads without an error: a document
+caught half-written would otherwise leave its topics unjudged, open to anything, until the next change.
+`proxy` settings (listeners, upstream) are read at start only; a changed section is said and not applied.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gateway.compiler import compile_registry
+from gateway.compiler.core import NativeJudge
+from gateway.errors import Diagnostic, Severity
+from gateway.loader import load_snapshot
+from gateway.loader.discover import is_document
+from gateway.loader.fetch import fetcher_for
+from gateway.proxy.judging import topic_rules
+from gateway.proxy.metrics import ProxyMetrics
+from gateway.proxy.server import Judging, Proxy
+from gateway.sections.proxy import ProxySettings
+from gateway.schemaregistry import registry_schemas
+from gateway.settings import SETTINGS_FILES, Settings, load_settings
+
+log = logging.getLogger("xgate.proxy")
+ATOMIC_SWAP_LINK = "..data"  # a Kubernetes ConfigMap volume's swap link: every document changes with it
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    judging: Judging | None  # None when the rules cannot be used
+    settings: Settings
+    section: ProxySettings | None
+    digest: str
+    problems: list[Diagnostic]  # every problem found; errors among them keep `judging` None on reload
+
+
+def load_rules(config_dir: str | Path, policy: str | None = None, *, whole: bool = False) -> Loaded:
+    """The judging rules of the config directory. `whole`: any error in a document refuses them (reload)."""
+    settings, problems = load_settings(config_dir)
+    snapshot = load_snapshot([config_dir], fetcher=fetcher_for(settings.remote),
+                             schemas=registry_schemas(settings.schemaregistries))
+    ruleset = compile_registry(snapshot.registry, snapshot.digest, settings.runtime.limits)
+    problems += [*snapshot.diagnostics, *ruleset.diagnostics]
+    section = settings.proxy
+    judged = {endpoint_id for endpoint_id, rules in ruleset.endpoints.items() if rules.definitions}
+    chosen = policy or (section.policy if section is not None else "reject")
+    topics, topic_problems = topic_rules(snapshot.registry, settings, chosen, judged)
+    problems += topic_problems
+    fatal = [p for p in problems if p.severity is Severity.ERROR and (whole or p.code in ("settings", "proxy"))]
+    judging = None if fatal else Judging(NativeJudge(ruleset), topics)
+    return Loaded(judging, settings, section, snapshot.digest, problems)
+
+
+class ProxyReloader:
+    def __init__(self, config_dir: str | Path, proxy: Proxy, metrics: ProxyMetrics, digest: str,
+                 debounce: float = 1.0) -> None:
+        self.config_dir = Path(config_dir)
+        self.proxy = proxy
+        self.metrics = metrics
+        self.digest = digest
+        self.debounce = debounce
+
+    def reload(self, reason: str) -> str:
+        """applied, unchanged or failed; the running rules stay unless applied."""
+        loaded = load_rules(self.config_dir, self.proxy.settings.policy, whole=True)
+        errors = [p for p in loaded.problems if p.severity is Severity.ERROR]
+        if loaded.judging is None:
+            for problem in errors:
+                log.error("proxy: reload (%s): %s", reason, problem)
+            log.error("proxy: reload (%s) failed: the rules in force stay", reason)
+            self.metrics.reloaded("failed")
+            return "failed"
+        if loaded.section is not None and loaded.section != self.proxy.settings:
+            log.warning("proxy: the `proxy` section changed; listeners and upstream apply at the next start")
+        if loaded.digest == self.digest and loaded.judging.topics == self.proxy.judging.topics:
+            self.metrics.reloaded("unchanged")
+            return "unchanged"
+        self.proxy.judging = loaded.judging
+        self.digest = loaded.digest
+        self.metrics.endpoints({rule.endpoint_id for rule in loaded.judging.topics.values()},
+                               loaded.judging.native.ruleset.definition_count)
+        self.metrics.reloaded("applied")
+        log.info("proxy: reload (%s) applied: %d judged topic(s)", reason, len(loaded.judging.topics))
+        return "applied"
+
+    async def watch(self, stop: Any) -> None:
+        """Reload after the directory has been quiet for `debounce` seconds."""
+        from watchfiles import awatch
+
+        def relevant(change: Any, path: str) -> bool:
+            candidate = Path(path)
+            return is_document(candidate) or candidate.name in SETTINGS_FILES or candidate.name == ATOMIC_SWAP_LINK
+
+        try:
+            async for _ in awatch(self.config_dir, debounce=int(self.debounce * 1000), stop_event=stop,
+                                  recursive=True, watch_filter=relevant):
+                self.reload("file change")
+        except Exception:  # the watch is gone: said loudly; SIGHUP still reloads
+            log.exception("proxy: watching %s stopped; changes apply on SIGHUP only", self.config_dir)
