@@ -12,6 +12,7 @@
   bench.broker_e2e `xgate run` (--workers 1 and 2) against a raw client pass-through on NATS JetStream and MQTT 5
   bench.exactly_once  an exactly-once Kafka route against an at-least-once one
   bench.spark      the Spark runner against `xgate check` and `xgate run` on Kafka messages (batch, and streaming)
+  bench.proxy      `xgate proxy` against producing straight to the broker (Kafka's ProducerPerformance)
 Each writes bench/results/<name>.json; this prints their tables. No figure is a pass/fail test:
 the machine is shared and noisy, so every figure is a ratio measured in the same run, and every figure is
 a median over at least 5 rounds (interleaved, order rotated) with its range; a target is met only when the
@@ -69,9 +70,10 @@ def main() -> int:
                "--rounds", "5", "--workers", "1", "2"]
     exactly = [sys.executable, "-m", "bench.exactly_once", "--count", "5000" if args.quick else "20000",
                "--rounds", "5"]
+    proxy = [sys.executable, "-m", "bench.proxy", *(["--quick"] if args.quick else ["--records", "100000"])]
     failed = 0
     for name, command in (("bench.kafka_e2e", kafka), ("bench.broker_e2e", brokers),
-                          ("bench.exactly_once", exactly), ("bench.spark", spark)):
+                          ("bench.exactly_once", exactly), ("bench.spark", spark), ("bench.proxy", proxy)):
         done = subprocess.run(command, cwd=ROOT, check=False, capture_output=True, text=True)
         table = [line for line in done.stdout.splitlines() if line.strip()]
         print("\n".join(table), flush=True)

@@ -186,8 +186,9 @@ async def assigned_consumer(bootstrap: str, topics: list[str], partitions: int, 
 
 
 @contextlib.asynccontextmanager
-async def broker(kind: str, partitions: int) -> AsyncIterator[Broker]:
-    """The shared Kafka (started when it is not running), or a private one for this run only."""
+async def broker(kind: str, partitions: int, properties: str = "") -> AsyncIterator[Broker]:
+    """The shared Kafka (started when it is not running), or a private one for this run only (`properties`:
+    server.properties lines it is started with, after the script's own)."""
     if kind == "shared":
         await asyncio.to_thread(subprocess.run, ["bash", str(KAFKA_SCRIPT), "start"], check=True)
         yield Broker(workload.BOOTSTRAP, kind, partitions)
@@ -196,6 +197,10 @@ async def broker(kind: str, partitions: int) -> AsyncIterator[Broker]:
     with tempfile.TemporaryDirectory(prefix="xgate-bench-kafka-") as state:
         env = {**os.environ, "XGATE_KAFKA_PORT": str(port), "XGATE_KAFKA_CONTROLLER_PORT": str(free_port()),
                "XGATE_BROKER_STATE": state}
+        if properties:
+            extra = Path(state) / "extra.properties"
+            extra.write_text(properties.format(port=port, controller=env["XGATE_KAFKA_CONTROLLER_PORT"]), "utf-8")
+            env["XGATE_KAFKA_PROPERTIES"] = str(extra)
         try:
             await asyncio.to_thread(subprocess.run, ["bash", str(KAFKA_SCRIPT), "start"], env=env, check=True)
             yield Broker(f"127.0.0.1:{port}", kind, partitions)

@@ -6,14 +6,16 @@ Candidates, each a ProducerPerformance run (org.apache.kafka.tools.ProducerPerfo
 deploy/brokers/kafka.sh resolves) of conformant ~1 KB JSON records, acks=all, batch.size 16384, every other
 producer setting at the Java client's default, to a fresh topic of a private Kafka (4 partitions):
   direct  bootstrap.servers = the broker
+  relay   bootstrap.servers = bench/relay.py, one asyncio process copying bytes to a second listener of the broker
+          that advertises the relay's port: what one more Python process on the path costs without any work
   proxy   bootstrap.servers = `xgate proxy` in front of it (one process), every record judged: the topic is named
           by a KAFKA endpoint whose one definition is a JSON Schema (no CloudEvents envelope: ProducerPerformance
           sends no headers, and its records are plain JSON bodies from a payload file)
-Max rate: `--throughput -1`, the rate ProducerPerformance reports; the ratio proxy / direct per round.
-Half load: both at half the proxy's median max rate; the added p99 is the proxy's p99 produce latency (as
+Max rate: `--throughput -1`, the rate ProducerPerformance reports; each candidate's ratio to direct per round.
+Half load: all at half the proxy's median max rate; the added p99 is a candidate's p99 produce latency (as
 ProducerPerformance reports it: send to acknowledgement) minus the direct one's, per round.
-CPU per record: the proxy process's user + system CPU over its max-rate runs, per record.
-Every round runs both candidates back to back, the order rotated (bench/rounds.py); medians with ranges.
+CPU per record: the relay's and the proxy's user + system CPU over their max-rate runs, per record.
+Every round runs the candidates back to back, the order rotated (bench/rounds.py); medians with ranges.
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from bench.kafka_harness import KAFKA_SCRIPT, Broker, Process, broker, free_port
+from bench.kafka_harness import KAFKA_SCRIPT, Process, broker, free_port
 from bench.results import save
 from bench.rounds import rotated, summary
 from gateway.proxy.upstream import answers
@@ -86,68 +89,108 @@ def producer_performance(classpath: str, bootstrap: str, topic: str, records: in
          "--producer-props", f"bootstrap.servers={bootstrap}", "acks=all", "batch.size=16384"],
         check=False, capture_output=True, text=True, timeout=600)
     found = _SUMMARY.findall(done.stdout)
+    print(f"bench.proxy: {bootstrap} {topic}: {found[-1] if found else done.stdout[-300:]}", file=sys.stderr,
+          flush=True)
     if done.returncode or not found or "ERROR" in done.stderr:
         raise RuntimeError(f"ProducerPerformance to {bootstrap} failed ({done.returncode}):\n"
                            f"{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
     sent, rate, average, _, _, _, p99, _ = found[-1]
     if int(sent) != records:
         raise RuntimeError(f"ProducerPerformance sent {sent} of {records} records")
-    return {"rate": float(rate), "avg_ms": float(average), "p99_ms": float(p99)}
+    return {"sent": float(sent), "rate": float(rate), "avg_ms": float(average), "p99_ms": float(p99)}
+
+
+# the private broker's second listener, RELAYED, advertises the relay's port: a client bootstrapped there stays on it
+RELAYED = ("listeners=PLAINTEXT://127.0.0.1:{{port}},RELAYED://127.0.0.1:{relayed},CONTROLLER://127.0.0.1:{{controller}}\n"
+           "advertised.listeners=PLAINTEXT://127.0.0.1:{{port}},RELAYED://127.0.0.1:{relay}\n"
+           "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,RELAYED:PLAINTEXT\n")
+CANDIDATES = ("direct", "relay", "proxy")
 
 
 async def measure(records: int, rounds: int) -> dict[str, Any]:
     classpath = await asyncio.to_thread(tools_classpath)
-    async with broker("private", 4) as kafka:
+    relayed, relay_port = free_port(), free_port()
+    async with broker("private", 4, RELAYED.format(relayed=relayed, relay=relay_port)) as kafka:
         with tempfile.TemporaryDirectory(prefix="xgate-bench-proxy-") as work:
             folder = Path(work)
             payloads = payload_file(folder)
-            topics = await kafka.create(*[f"r{i}" for i in range(rounds * 4)])
+            # a fresh topic a run: a warm-up run each, then each candidate at max rate and at half load a round
+            topics = await kafka.create(*[f"r{i}" for i in range(len(CANDIDATES) * (1 + rounds * 2))])
             port = free_port()
             while not _free(port + 1 + NODE_ID):  # the proxy's listener for the broker: port-per-broker
                 port = free_port()
             config = proxy_config(folder, kafka.bootstrap, port, topics)
-            proxy = Process("proxy", [sys.executable, "-m", "gateway.cli", "proxy", "--config", str(config),
-                                      "--metrics-address", "", "--log-level", "warning", "--no-watch"],
-                            folder / "proxy.log")
+            metrics = f"127.0.0.1:{free_port()}"
+            processes = {
+                "proxy": Process("proxy", [sys.executable, "-m", "gateway.cli", "proxy", "--config", str(config),
+                                           "--metrics-address", metrics, "--log-level", "warning", "--no-watch"],
+                                 folder / "proxy.log"),
+                "relay": Process("relay", [sys.executable, "-m", "bench.relay", str(relay_port),
+                                           f"127.0.0.1:{relayed}"], folder / "relay.log")}
+            bootstrap = {"direct": kafka.bootstrap, "relay": f"127.0.0.1:{relay_port}", "proxy": f"127.0.0.1:{port}"}
             try:
-                while not await answers("127.0.0.1", port):
-                    proxy.check()
-                    await asyncio.sleep(0.2)
-                return await asyncio.to_thread(_rounds, classpath, kafka, f"127.0.0.1:{port}", proxy, topics,
-                                               records, rounds, payloads)
+                for name, process in processes.items():
+                    host, _, number = bootstrap[name].rpartition(":")
+                    while not await answers(host, int(number)):
+                        process.check()
+                        await asyncio.sleep(0.2)
+                result = await asyncio.to_thread(_rounds, classpath, bootstrap, processes, iter(topics), records,
+                                                 rounds, payloads)
+                # a guard on the measurement itself: every record through the proxy was judged, and conformed
+                result["judged"] = judged(metrics)
+                if result["judged"] != {"conformant": result["proxied"]}:
+                    raise RuntimeError(f"the proxy judged {result['judged']}, {result['proxied']} records went "
+                                       "through it, all conformant")
+                return result
             finally:
-                proxy.stop()
+                for process in processes.values():
+                    process.stop()
                 await kafka.clean()
 
 
-def _rounds(classpath: str, kafka: Broker, through: str, proxy: Process, topics: list[str], records: int,
+def _rounds(classpath: str, bootstrap: dict[str, str], processes: dict[str, Process], spare: Any, records: int,
             rounds: int, payloads: Path) -> dict[str, Any]:
-    spare = iter(topics)
-    bootstrap = {"direct": kafka.bootstrap, "proxy": through}
     # one unmeasured run each: the JVM's and the proxy's first connections, the broker's first segments
-    for name in ("direct", "proxy"):
-        producer_performance(classpath, bootstrap[name], next(spare), min(records, 20_000), payloads, -1)
-    top: dict[str, list[dict[str, float]]] = {"direct": [], "proxy": []}
-    cpu = []
+    warm = min(records, 20_000)
+    for name in CANDIDATES:
+        producer_performance(classpath, bootstrap[name], next(spare), warm, payloads, -1)
+    top: dict[str, list[dict[str, float]]] = {name: [] for name in CANDIDATES}
+    cpu: dict[str, list[float]] = {name: [] for name in processes}
     for index in range(rounds):
-        for name in rotated(["direct", "proxy"], index):
-            before = proxy.cpu_seconds()
+        for name in rotated(CANDIDATES, index):
+            process = processes.get(name)
+            before = process.cpu_seconds() if process else 0.0
             top[name].append(producer_performance(classpath, bootstrap[name], next(spare), records, payloads, -1))
-            if name == "proxy":
-                cpu.append((proxy.cpu_seconds() - before) / records * 1e6)
+            if process:
+                cpu[name].append((process.cpu_seconds() - before) / records * 1e6)
     half = summary([r["rate"] for r in top["proxy"]])["median"] * 0.5
-    loaded: dict[str, list[dict[str, float]]] = {"direct": [], "proxy": []}
+    loaded: dict[str, list[dict[str, float]]] = {name: [] for name in CANDIDATES}
+    count = max(int(half * 5), 5_000)  # about 5 s at half load
     for index in range(rounds):
-        for name in rotated(["direct", "proxy"], index):
-            count = max(int(half * 5), 5_000)  # about 10 s at half load
+        for name in rotated(CANDIDATES, index):
             loaded[name].append(producer_performance(classpath, bootstrap[name], next(spare), count, payloads, half))
-    ratio = [p["rate"] / d["rate"] for p, d in zip(top["proxy"], top["direct"], strict=True)]
-    added = [p["p99_ms"] - d["p99_ms"] for p, d in zip(loaded["proxy"], loaded["direct"], strict=True)]
-    return {"records": records, "rounds": rounds,
+
+    def over_direct(name: str) -> dict[str, Any]:
+        return {"ratio": summary([c["rate"] / d["rate"] for c, d in zip(top[name], top["direct"], strict=True)]),
+                "added_p99_ms": summary([c["p99_ms"] - d["p99_ms"]
+                                         for c, d in zip(loaded[name], loaded["direct"], strict=True)])}
+    return {"records": records, "rounds": rounds, "half_load_rate": half,
+            "proxied": warm + sum(int(r["sent"]) for r in [*top["proxy"], *loaded["proxy"]]),
             "rate": {name: summary([r["rate"] for r in runs]) for name, runs in top.items()},
-            "ratio": summary(ratio), "half_load_rate": half,
             "p99_ms": {name: summary([r["p99_ms"] for r in runs]) for name, runs in loaded.items()},
-            "added_p99_ms": summary(added), "cpu_us_per_record": summary(cpu)}
+            "proxy": over_direct("proxy"), "relay": over_direct("relay"),
+            "cpu_us_per_record": {name: summary(values) for name, values in cpu.items()}}
+
+
+def judged(metrics: str) -> dict[str, int]:
+    """xgate_messages_total by verdict, from the proxy's /metrics."""
+    with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    found: dict[str, int] = {}
+    for verdict, value in re.findall(r'^xgate_messages_total\{[^}]*verdict="([a-z]+)"[^}]*\} ([0-9.e+]+)$', text,
+                                     re.MULTILINE):
+        found[verdict] = found.get(verdict, 0) + int(float(value))
+    return found
 
 
 def _free(port: int) -> bool:
@@ -163,20 +206,25 @@ def render(result: dict[str, Any]) -> str:
     def span(figure: dict[str, float], digits: int = 2) -> str:
         return f"{figure['median']:.{digits}f} [{figure['min']:.{digits}f}-{figure['max']:.{digits}f}]"
 
-    ratio, added = result["ratio"], result["added_p99_ms"]
-    met = "met" if ratio["median"] >= TARGET_RATE else "NOT met"
-    met_p99 = "met" if added["median"] <= TARGET_P99_MS else "NOT met"
+    def added(figure: dict[str, float]) -> str:
+        return f"{figure['median']:+.1f} ms [{figure['min']:+.1f} to {figure['max']:+.1f}]"
+
+    proxy, relay = result["proxy"], result["relay"]
+    met = "met" if proxy["ratio"]["median"] >= TARGET_RATE else "NOT met"
+    met_p99 = "met" if proxy["added_p99_ms"]["median"] <= TARGET_P99_MS else "NOT met"
+    rate, p99, cpu = result["rate"], result["p99_ms"], result["cpu_us_per_record"]
     lines = [
         (f"xgate proxy (ProducerPerformance, acks=all, ~1 KB conformant JSON records, {result['records']} a run, "
-         f"{result['rounds']} rounds; medians [range])"),
-        (f"  max rate, records/s   direct {span(result['rate']['direct'], 0)}   "
-         f"proxy {span(result['rate']['proxy'], 0)}"),
-        f"  proxy / direct        {span(ratio)}   target >= {TARGET_RATE}: {met}",
-        (f"  at half load ({result['half_load_rate']:.0f}/s): p99 ms direct {span(result['p99_ms']['direct'], 0)}"
-         f"   proxy {span(result['p99_ms']['proxy'], 0)}"),
-        (f"  added p99             {added['median']:+.1f} ms [{added['min']:+.1f} to {added['max']:+.1f}]"
-         f"   target <= {TARGET_P99_MS:.0f} ms: {met_p99}"),
-        f"  proxy CPU per record  {span(result['cpu_us_per_record'], 1)} us",
+         f"{result['rounds']} rounds; medians [range]; relay: bytes copied by one asyncio process, no judging)"),
+        (f"  max rate, records/s   direct {span(rate['direct'], 0)}   relay {span(rate['relay'], 0)}   "
+         f"proxy {span(rate['proxy'], 0)}"),
+        (f"  x direct              relay {span(relay['ratio'])}   proxy {span(proxy['ratio'])}   "
+         f"target >= {TARGET_RATE}: {met}"),
+        (f"  p99 at {result['half_load_rate']:.0f}/s (ms)    direct {span(p99['direct'], 0)}   "
+         f"relay {span(p99['relay'], 0)}   proxy {span(p99['proxy'], 0)}"),
+        (f"  added p99             relay {added(relay['added_p99_ms'])}   proxy {added(proxy['added_p99_ms'])}   "
+         f"target <= {TARGET_P99_MS:.0f} ms: {met_p99}"),
+        f"  CPU per record (us)   relay {span(cpu['relay'], 1)}   proxy {span(cpu['proxy'], 1)}",
     ]
     return "\n".join(lines)
 

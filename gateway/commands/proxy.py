@@ -29,6 +29,7 @@ from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.reload import ProxyReloader, load_rules
 from gateway.proxy.server import Judging, Proxy
 from gateway.proxy.upstream import UpstreamWatch
+from gateway.runtime import heap
 from gateway.sections.proxy import ProxySettings, host_port
 from gateway.settings import Settings
 
@@ -107,6 +108,7 @@ async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Jud
                                                                    runtime.metrics))
             log.info("proxy: /metrics /healthz /readyz on %s://%s:%d", server.scheme, server.host, server.port)
         await proxy.start()
+        heap.settle()  # the compiled rules out of the collector's full passes (their pauses were the p99's tail)
         tasks = [asyncio.create_task(dead_letters.run()), asyncio.create_task(watch.run(stop))]
         if not args.no_watch:
             tasks.append(asyncio.create_task(reloader.watch(stop)))

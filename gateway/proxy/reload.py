@@ -23,6 +23,7 @@ from gateway.loader.fetch import fetcher_for
 from gateway.proxy.judging import topic_rules
 from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.server import Judging, Proxy
+from gateway.runtime import heap
 from gateway.sections.proxy import ProxySettings
 from gateway.schemaregistry import registry_schemas
 from gateway.settings import SETTINGS_FILES, Settings, load_settings
@@ -83,6 +84,7 @@ class ProxyReloader:
             return "unchanged"
         self.proxy.judging = loaded.judging
         self.digest = loaded.digest
+        heap.resettle()  # the replaced rules go; the new ones join what full collections skip
         self.metrics.endpoints({rule.endpoint_id for rule in loaded.judging.topics.values()},
                                loaded.judging.native.ruleset.definition_count)
         self.metrics.reloaded("applied")
