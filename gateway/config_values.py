@@ -124,6 +124,17 @@ def optional_integer(raw: dict[str, Any], key: str, where: str, problems: list[s
         return None
 
 
+def section(raw: Any, where: str, keys: tuple[str, ...], problems: list[str]) -> dict[str, Any] | None:
+    """A settings mapping, each unknown key a problem; None when absent or not a mapping (said)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping ({', '.join(keys)})")
+        return None
+    problems.extend(unknown_settings(raw, keys, where))
+    return raw
+
+
 def unknown_settings(raw: dict[Any, Any], known: Iterable[str], where: str) -> list[str]:
     """One problem per key of a settings mapping that is not a known setting, naming the known ones."""
     names = tuple(known)

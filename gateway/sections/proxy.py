@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway import config_values
-from gateway.config_values import unknown_settings
 
 KEYS = ("upstream", "listen", "advertised_host", "policy", "max_frame_bytes", "frame_timeout", "tls", "upstream_tls")
 TLS_KEYS = ("cert", "key", "client_ca")
@@ -70,13 +69,10 @@ def host_port(text: Any, where: str) -> tuple[str, int]:
 def read_proxy(raw: Any, problems: list[str]) -> ProxySettings | None:
     """The `proxy` section, or None when it is absent or wrong (each problem said)."""
     where = "/proxy"
+    found = len(problems)  # any problem of the section (an unknown key too) leaves it unread
+    raw = config_values.section(raw, where, KEYS, problems)
     if raw is None:
         return None
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a mapping ({', '.join(KEYS)})")
-        return None
-    problems.extend(unknown_settings(raw, KEYS, where))
-    found = len(problems)
     upstream_raw = raw.get("upstream")
     servers = upstream_raw.split(",") if isinstance(upstream_raw, str) else upstream_raw
     upstream: list[tuple[str, int]] = []
@@ -120,12 +116,9 @@ def read_proxy(raw: Any, problems: list[str]) -> ProxySettings | None:
 
 def _tls(raw: Any, where: str, keys: tuple[str, ...], required: tuple[str, ...],
          problems: list[str]) -> dict[str, Any] | None:
+    raw = config_values.section(raw, where, keys, problems)
     if raw is None:
         return None
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a mapping ({', '.join(keys)})")
-        return None
-    problems.extend(unknown_settings(raw, keys, where))
     for key in required:
         if not isinstance(raw.get(key), str) or not raw[key]:
             problems.append(f"{where}/{key}: a file path is needed")

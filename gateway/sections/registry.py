@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway import config_values
-from gateway.config_values import read_secret, unknown_settings
+from gateway.config_values import read_secret
 
 WRITE_KEYS = ("apikey", "apikey_file", "username", "username_file", "password", "password_file")
 EVENT_KEYS = ("endpoint", "max_entity_bytes")
@@ -43,20 +43,9 @@ class EventSettings:
     max_entity_bytes: int = DEFAULT_MAX_ENTITY_BYTES
 
 
-def _section(raw: Any, where: str, keys: tuple[str, ...], problems: list[str]) -> dict[str, Any] | None:
-    """A settings mapping, each unknown key a problem; None when absent or not a mapping (said)."""
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a mapping ({', '.join(keys)})")
-        return None
-    problems.extend(unknown_settings(raw, keys, where))
-    return raw
-
-
 def read_write(raw: Any, where: str, problems: list[str]) -> WriteSettings | None:
     """`registry.write`, or None when absent (writes off)."""
-    raw = _section(raw, where, WRITE_KEYS, problems)
+    raw = config_values.section(raw, where, WRITE_KEYS, problems)
     if raw is None:
         return None
     apikey = read_secret(raw, "apikey", where, problems)
@@ -80,7 +69,7 @@ def read_write(raw: Any, where: str, problems: list[str]) -> WriteSettings | Non
 
 def read_events(raw: Any, where: str, problems: list[str]) -> EventSettings | None:
     """`registry.events`, or None when absent (no change events)."""
-    raw = _section(raw, where, EVENT_KEYS, problems)
+    raw = config_values.section(raw, where, EVENT_KEYS, problems)
     if raw is None:
         return None
     try:
