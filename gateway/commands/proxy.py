@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import logging
 import signal
 import ssl
@@ -97,7 +96,13 @@ async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Jud
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    loop.add_signal_handler(signal.SIGHUP, functools.partial(reloader.reload, "SIGHUP"))
+    reloads: set[asyncio.Task[str]] = set()
+
+    def hangup() -> None:
+        task = asyncio.create_task(reloader.reload("SIGHUP"))
+        reloads.add(task)  # held until done: the loop keeps only a weak reference to a task
+        task.add_done_callback(reloads.discard)
+    loop.add_signal_handler(signal.SIGHUP, hangup)
 
     def ready() -> tuple[bool, dict[str, bool]]:
         return watch.up, {"upstream": watch.up}

@@ -9,6 +9,7 @@ caught half-written would otherwise leave its topics unjudged, open to anything,
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,8 @@ from gateway.proxy.judging import topic_rules
 from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.server import Judging, Proxy
 from gateway.runtime import heap
-from gateway.sections.proxy import ProxySettings
 from gateway.schemaregistry import registry_schemas
+from gateway.sections.proxy import ProxySettings
 from gateway.settings import SETTINGS_FILES, Settings, load_settings
 
 log = logging.getLogger("xgate.proxy")
@@ -66,10 +67,16 @@ class ProxyReloader:
         self.metrics = metrics
         self.digest = digest
         self.debounce = debounce
+        self._lock = asyncio.Lock()
 
-    def reload(self, reason: str) -> str:
-        """applied, unchanged or failed; the running rules stay unless applied."""
-        loaded = load_rules(self.config_dir, self.proxy.settings.policy, whole=True)
+    async def reload(self, reason: str) -> str:
+        """applied, unchanged or failed; the running rules stay unless applied. Loading and compiling run in a
+        thread (a large registry takes seconds): connections are served meanwhile, by the rules in force."""
+        async with self._lock:  # a change during a reload reloads again after it, never beside it
+            loaded = await asyncio.to_thread(load_rules, self.config_dir, self.proxy.settings.policy, whole=True)
+            return self._apply(reason, loaded)
+
+    def _apply(self, reason: str, loaded: Loaded) -> str:
         errors = [p for p in loaded.problems if p.severity is Severity.ERROR]
         if loaded.judging is None:
             for problem in errors:
@@ -81,6 +88,7 @@ class ProxyReloader:
             log.warning("proxy: the `proxy` section changed; listeners and upstream apply at the next start")
         if loaded.digest == self.digest and loaded.judging.topics == self.proxy.judging.topics:
             self.metrics.reloaded("unchanged")
+            log.info("proxy: reload (%s): nothing changed", reason)
             return "unchanged"
         self.proxy.judging = loaded.judging
         self.digest = loaded.digest
@@ -102,6 +110,6 @@ class ProxyReloader:
         try:
             async for _ in awatch(self.config_dir, debounce=int(self.debounce * 1000), stop_event=stop,
                                   recursive=True, watch_filter=relevant):
-                self.reload("file change")
+                await self.reload("file change")
         except Exception:  # the watch is gone: said loudly; SIGHUP still reloads
             log.exception("proxy: watching %s stopped; changes apply on SIGHUP only", self.config_dir)
