@@ -8,6 +8,7 @@ producer setting at the Java client's default, to a fresh topic of a private Kaf
   direct  bootstrap.servers = the broker
   relay   bootstrap.servers = bench/relay.py, one asyncio process copying bytes to a second listener of the broker
           that advertises the relay's port: what one more Python process on the path costs without any work
+  proxy2  the same with `--workers 2` (two processes sharing the listeners, a supervisor), at max rate only
   proxy   bootstrap.servers = `xgate proxy` in front of it (one process), every record judged: the topic is named
           by a KAFKA endpoint whose one definition is a JSON Schema (no CloudEvents envelope: ProducerPerformance
           sends no headers, and its records are plain JSON bodies from a payload file)
@@ -62,9 +63,17 @@ def payload_file(folder: Path) -> Path:
     return path
 
 
+def proxy_port() -> int:
+    """A bootstrap port whose broker listener (port + 1 + node id: port-per-broker) is free too."""
+    port = free_port()
+    while not _free(port + 1 + NODE_ID):
+        port = free_port()
+    return port
+
+
 def proxy_config(folder: Path, upstream: str, port: int, topics: list[str]) -> Path:
     config = folder / "config"
-    config.mkdir()
+    config.mkdir(parents=True)
     document = {"endpoints": {"perf": {
         "usage": ["producer"], "protocol": "KAFKA",
         "protocoloptions": {"endpoints": [{"uri": f"tcp://{upstream}"}], "topics": topics},
@@ -104,7 +113,8 @@ def producer_performance(classpath: str, bootstrap: str, topic: str, records: in
 RELAYED = ("listeners=PLAINTEXT://127.0.0.1:{{port}},RELAYED://127.0.0.1:{relayed},CONTROLLER://127.0.0.1:{{controller}}\n"
            "advertised.listeners=PLAINTEXT://127.0.0.1:{{port}},RELAYED://127.0.0.1:{relay}\n"
            "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,RELAYED:PLAINTEXT\n")
-CANDIDATES = ("direct", "relay", "proxy")
+CANDIDATES = ("direct", "relay", "proxy", "proxy2")  # at max rate
+AT_HALF_LOAD = ("direct", "relay", "proxy")
 
 
 async def measure(records: int, rounds: int) -> dict[str, Any]:
@@ -115,19 +125,19 @@ async def measure(records: int, rounds: int) -> dict[str, Any]:
             folder = Path(work)
             payloads = payload_file(folder)
             # a fresh topic a run: a warm-up run each, then each candidate at max rate and at half load a round
-            topics = await kafka.create(*[f"r{i}" for i in range(len(CANDIDATES) * (1 + rounds * 2))])
-            port = free_port()
-            while not _free(port + 1 + NODE_ID):  # the proxy's listener for the broker: port-per-broker
-                port = free_port()
-            config = proxy_config(folder, kafka.bootstrap, port, topics)
-            metrics = f"127.0.0.1:{free_port()}"
-            processes = {
-                "proxy": Process("proxy", [sys.executable, "-m", "gateway.cli", "proxy", "--config", str(config),
-                                           "--metrics-address", metrics, "--log-level", "warning", "--no-watch"],
-                                 folder / "proxy.log"),
-                "relay": Process("relay", [sys.executable, "-m", "bench.relay", str(relay_port),
-                                           f"127.0.0.1:{relayed}"], folder / "relay.log")}
-            bootstrap = {"direct": kafka.bootstrap, "relay": f"127.0.0.1:{relay_port}", "proxy": f"127.0.0.1:{port}"}
+            count = len(CANDIDATES) * (1 + rounds) + len(AT_HALF_LOAD) * rounds
+            topics = await kafka.create(*[f"r{i}" for i in range(count)])
+            ports = {name: proxy_port() for name in ("proxy", "proxy2")}
+            metrics = {name: f"127.0.0.1:{free_port()}" for name in ports}
+            processes = {name: Process(name, [
+                sys.executable, "-m", "gateway.cli", "proxy",
+                "--config", str(proxy_config(folder / name, kafka.bootstrap, ports[name], topics)),
+                "--metrics-address", metrics[name], "--log-level", "warning", "--no-watch",
+                *(["--workers", "2"] if name == "proxy2" else [])], folder / f"{name}.log") for name in ports}
+            processes["relay"] = Process("relay", [sys.executable, "-m", "bench.relay", str(relay_port),
+                                                   f"127.0.0.1:{relayed}"], folder / "relay.log")
+            bootstrap = {"direct": kafka.bootstrap, "relay": f"127.0.0.1:{relay_port}",
+                         **{name: f"127.0.0.1:{port}" for name, port in ports.items()}}
             try:
                 for name, process in processes.items():
                     host, _, number = bootstrap[name].rpartition(":")
@@ -136,11 +146,12 @@ async def measure(records: int, rounds: int) -> dict[str, Any]:
                         await asyncio.sleep(0.2)
                 result = await asyncio.to_thread(_rounds, classpath, bootstrap, processes, iter(topics), records,
                                                  rounds, payloads)
-                # a guard on the measurement itself: every record through the proxy was judged, and conformed
-                result["judged"] = judged(metrics)
-                if result["judged"] != {"conformant": result["proxied"]}:
-                    raise RuntimeError(f"the proxy judged {result['judged']}, {result['proxied']} records went "
-                                       "through it, all conformant")
+                # a guard on the measurement itself: every record through a proxy was judged, and conformed
+                for name in ports:
+                    result["judged"][name] = judged(metrics[name])
+                    if result["judged"][name] != {"conformant": result["proxied"][name]}:
+                        raise RuntimeError(f"{name} judged {result['judged'][name]}, {result['proxied'][name]} "
+                                           "records went through it, all conformant")
                 return result
             finally:
                 for process in processes.values():
@@ -164,21 +175,24 @@ def _rounds(classpath: str, bootstrap: dict[str, str], processes: dict[str, Proc
             if process:
                 cpu[name].append((process.cpu_seconds() - before) / records * 1e6)
     half = summary([r["rate"] for r in top["proxy"]])["median"] * 0.5
-    loaded: dict[str, list[dict[str, float]]] = {name: [] for name in CANDIDATES}
+    loaded: dict[str, list[dict[str, float]]] = {name: [] for name in AT_HALF_LOAD}
     count = max(int(half * 5), 5_000)  # about 5 s at half load
     for index in range(rounds):
-        for name in rotated(CANDIDATES, index):
+        for name in rotated(AT_HALF_LOAD, index):
             loaded[name].append(producer_performance(classpath, bootstrap[name], next(spare), count, payloads, half))
 
     def over_direct(name: str) -> dict[str, Any]:
-        return {"ratio": summary([c["rate"] / d["rate"] for c, d in zip(top[name], top["direct"], strict=True)]),
-                "added_p99_ms": summary([c["p99_ms"] - d["p99_ms"]
-                                         for c, d in zip(loaded[name], loaded["direct"], strict=True)])}
-    return {"records": records, "rounds": rounds, "half_load_rate": half,
-            "proxied": warm + sum(int(r["sent"]) for r in [*top["proxy"], *loaded["proxy"]]),
+        found = {"ratio": summary([c["rate"] / d["rate"] for c, d in zip(top[name], top["direct"], strict=True)])}
+        if name in loaded:
+            found["added_p99_ms"] = summary([c["p99_ms"] - d["p99_ms"]
+                                             for c, d in zip(loaded[name], loaded["direct"], strict=True)])
+        return found
+    return {"records": records, "rounds": rounds, "half_load_rate": half, "judged": {},
+            "proxied": {name: warm + sum(int(r["sent"]) for r in [*top[name], *loaded.get(name, [])])
+                        for name in ("proxy", "proxy2")},
             "rate": {name: summary([r["rate"] for r in runs]) for name, runs in top.items()},
             "p99_ms": {name: summary([r["p99_ms"] for r in runs]) for name, runs in loaded.items()},
-            "proxy": over_direct("proxy"), "relay": over_direct("relay"),
+            **{name: over_direct(name) for name in ("relay", "proxy", "proxy2")},
             "cpu_us_per_record": {name: summary(values) for name, values in cpu.items()}}
 
 
@@ -209,7 +223,7 @@ def render(result: dict[str, Any]) -> str:
     def added(figure: dict[str, float]) -> str:
         return f"{figure['median']:+.1f} ms [{figure['min']:+.1f} to {figure['max']:+.1f}]"
 
-    proxy, relay = result["proxy"], result["relay"]
+    proxy, relay, proxy2 = result["proxy"], result["relay"], result["proxy2"]
     met = "met" if proxy["ratio"]["median"] >= TARGET_RATE else "NOT met"
     met_p99 = "met" if proxy["added_p99_ms"]["median"] <= TARGET_P99_MS else "NOT met"
     rate, p99, cpu = result["rate"], result["p99_ms"], result["cpu_us_per_record"]
@@ -217,14 +231,15 @@ def render(result: dict[str, Any]) -> str:
         (f"xgate proxy (ProducerPerformance, acks=all, ~1 KB conformant JSON records, {result['records']} a run, "
          f"{result['rounds']} rounds; medians [range]; relay: bytes copied by one asyncio process, no judging)"),
         (f"  max rate, records/s   direct {span(rate['direct'], 0)}   relay {span(rate['relay'], 0)}   "
-         f"proxy {span(rate['proxy'], 0)}"),
+         f"proxy {span(rate['proxy'], 0)}   proxy --workers 2 {span(rate['proxy2'], 0)}"),
         (f"  x direct              relay {span(relay['ratio'])}   proxy {span(proxy['ratio'])}   "
-         f"target >= {TARGET_RATE}: {met}"),
+         f"target >= {TARGET_RATE}: {met}   proxy --workers 2 {span(proxy2['ratio'])}"),
         (f"  p99 at {result['half_load_rate']:.0f}/s (ms)    direct {span(p99['direct'], 0)}   "
          f"relay {span(p99['relay'], 0)}   proxy {span(p99['proxy'], 0)}"),
         (f"  added p99             relay {added(relay['added_p99_ms'])}   proxy {added(proxy['added_p99_ms'])}   "
          f"target <= {TARGET_P99_MS:.0f} ms: {met_p99}"),
-        f"  CPU per record (us)   relay {span(cpu['relay'], 1)}   proxy {span(cpu['proxy'], 1)}",
+        (f"  CPU per record (us)   relay {span(cpu['relay'], 1)}   proxy {span(cpu['proxy'], 1)}   "
+         f"proxy --workers 2 {span(cpu['proxy2'], 1)} (supervisor and workers)"),
     ]
     return "\n".join(lines)
 

@@ -29,15 +29,17 @@ from gateway.proxy.reload import ProxyReloader, load_rules
 from gateway.proxy.server import Judging, Proxy
 from gateway.proxy.upstream import UpstreamWatch
 from gateway.runtime import heap
+from gateway.runtime.workers import Supervisor, worker_access
 from gateway.sections.proxy import ProxySettings, host_port
 from gateway.settings import Settings
 
 log = logging.getLogger("xgate")
+DRAIN_SECONDS = 10.0  # on SIGTERM, what is in flight is answered within this
 
 
 def cmd_proxy(args: argparse.Namespace) -> ExitCode:
     try:
-        logs.configure(args.log_level, args.log_format, None)
+        logs.configure(args.log_level, args.log_format, args.worker)
     except ValueError as exc:
         print(f"xgate proxy: {exc}", file=sys.stderr)
         return ExitCode.USAGE
@@ -54,6 +56,13 @@ def cmd_proxy(args: argparse.Namespace) -> ExitCode:
         log.info("proxy: topic %s judged by %s (%s)", topic, rule.endpoint_id, rule.policy)
     runtime = loaded.settings
     address = args.metrics_address if args.metrics_address is not None else runtime.runtime.metrics_address
+    if args.workers is not None and args.workers < 1:
+        print(f"xgate proxy: --workers must be at least 1, found {args.workers}", file=sys.stderr)
+        return ExitCode.USAGE
+    if args.worker is None and (args.workers or 1) > 1:
+        return asyncio.run(_supervise(args, address, runtime))
+    if args.worker is not None:  # a worker's metrics server answers only its supervisor
+        runtime = replace(runtime, metrics=worker_access())
     try:
         return asyncio.run(_serve(args, settings, judging, loaded.digest, address, runtime))
     except (OSError, ssl.SSLError, GatewayError) as exc:
@@ -89,7 +98,7 @@ async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Jud
     metrics = ProxyMetrics()
     metrics.endpoints({rule.endpoint_id for rule in judging.topics.values()}, judging.native.ruleset.definition_count)
     dead_letters = DeadLetters(metrics)
-    proxy = Proxy(settings, judging, dead_letters.copy, metrics)
+    proxy = Proxy(settings, judging, dead_letters.copy, metrics, shared=args.worker is not None)
     watch = UpstreamWatch(settings.upstream, metrics.upstream)
     reloader = ProxyReloader(args.config, proxy, metrics, digest, runtime.runtime.reload_debounce)
     stop = asyncio.Event()
@@ -121,11 +130,31 @@ async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Jud
             await asyncio.wait_for(stop.wait(), args.duration)
         stop.set()
         log.info("proxy: stopping; draining connections")
-        await proxy.close()
+        await proxy.close(DRAIN_SECONDS)
         dead_letters.close()
         await asyncio.gather(*tasks, return_exceptions=True)
     _summary(proxy, dead_letters)
     return ExitCode.OK
+
+
+async def _supervise(args: argparse.Namespace, address: str, runtime: Settings) -> ExitCode:
+    """`--workers N`: N proxy processes sharing every listener (SO_REUSEPORT: the kernel spreads connections),
+    under run's supervisor (gateway/runtime/workers.py): their metrics combined, restarted when one exits,
+    SIGTERM and SIGHUP passed on."""
+    passed = ["--no-watch"] if args.no_watch else []
+    for flag, value in (("--upstream", args.upstream), ("--listen", args.listen), ("--log-level", args.log_level),
+                        ("--log-format", args.log_format)):
+        if value is not None:
+            passed += [flag, value]
+    supervisor = Supervisor(args.config, args.workers, passed, address, runtime.metrics,
+                            DRAIN_SECONDS, command="proxy")
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, supervisor.request_stop)
+    loop.add_signal_handler(signal.SIGHUP, supervisor.signal_all, signal.SIGHUP)
+    if args.duration is not None:
+        loop.call_later(args.duration, supervisor.request_stop)
+    return await supervisor.run()
 
 
 def _summary(proxy: Proxy, dead_letters: DeadLetters) -> None:
@@ -147,6 +176,9 @@ def add_command(commands: Any) -> None:
     proxy.add_argument("--metrics-address", metavar="HOST:PORT",
                        help="where /metrics /healthz /readyz listen (default: runtime.metrics_address; '' turns it off)")
     proxy.add_argument("--no-watch", action="store_true", help="do not reload when files change (SIGHUP still does)")
+    proxy.add_argument("--workers", type=int, metavar="N",
+                       help="processes sharing the listeners (SO_REUSEPORT), one supervisor (default 1)")
+    proxy.add_argument("--worker", type=int, help=argparse.SUPPRESS)  # set by the supervisor of --workers N
     proxy.add_argument("--log-level", metavar="LEVEL", help=f"{', '.join(logs.LEVELS)} (default: ${logs.LEVEL_ENV}, "
                        "else info)")
     proxy.add_argument("--log-format", metavar="FORMAT", help="text or json (default: $XGATE_LOG_FORMAT, else text)")

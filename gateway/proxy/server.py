@@ -88,8 +88,9 @@ def upstream_context(settings: ProxySettings) -> ssl.SSLContext | None:
 class Proxy:
     def __init__(self, settings: ProxySettings, judging: Judging,
                  dead_letter: Callable[[TopicRule, list[tuple[tuple[Any, ...], Any]]], Any] | None = None,
-                 metrics: ProxyMetrics | None = None) -> None:
+                 metrics: ProxyMetrics | None = None, shared: bool = False) -> None:
         self.settings = settings
+        self.shared = shared  # one of `--workers N`: every listener bound with SO_REUSEPORT beside the others
         self.judging = judging
         self.dead_letter = dead_letter  # observe: copies of nonconformant records (called with rule, pairs)
         self.metrics = metrics if metrics is not None else ProxyMetrics()
@@ -107,7 +108,8 @@ class Proxy:
     async def start(self) -> None:
         s = self.settings
         self._servers[None] = await asyncio.start_server(self._accept(None), s.listen_host, s.listen_port,
-                                                         reuse_address=True, ssl=self._listen_tls)
+                                                         reuse_address=True, reuse_port=self.shared or None,
+                                                         ssl=self._listen_tls)
         log.info("proxy: listening on %s:%d for the cluster at %s", s.listen_host, s.listen_port,
                  ", ".join(f"{h}:{p}" for h, p in s.upstream))
 
@@ -130,7 +132,8 @@ class Proxy:
                 continue
             port = self.settings.broker_port(node_id)
             self._servers[node_id] = await asyncio.start_server(self._accept(node_id), self.settings.listen_host,
-                                                                port, reuse_address=True, ssl=self._listen_tls)
+                                                                port, reuse_address=True,
+                                                                reuse_port=self.shared or None, ssl=self._listen_tls)
             log.info("proxy: broker %d (%s:%d) behind %s:%d", node_id, *self.nodes[node_id],
                      self.settings.listen_host, port)
 

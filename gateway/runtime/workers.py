@@ -79,7 +79,8 @@ class _Worker:
 
 class Supervisor:
     def __init__(self, config_dir: str, count: int, worker_args: list[str], address: str,
-                 access: MetricsSettings, drain_timeout: float) -> None:
+                 access: MetricsSettings, drain_timeout: float, command: str = "run") -> None:
+        self.command = command  # the xgate command each worker runs: run, or proxy (its listeners shared)
         self.config_dir = config_dir
         self.workers = [_Worker(index) for index in range(count)]
         self.worker_args = worker_args
@@ -127,7 +128,7 @@ class Supervisor:
         delay = 1.0
         while not self._stopping.is_set():
             worker.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "gateway.cli", "run", "--config", self.config_dir,
+                sys.executable, "-m", "gateway.cli", self.command, "--config", self.config_dir,
                 "--worker", str(worker.index), "--metrics-address", f"127.0.0.1:{worker.port}", *self.worker_args,
                 env={**os.environ, SECRET_ENV: self._secret})
             code = await worker.process.wait()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import time
 import uuid
 from pathlib import Path
 
@@ -68,5 +70,39 @@ def test_observe_lands_everything_and_copies_nonconformant_records_to_the_dead_l
                 assert headers["xgate-verdict"] == b"nonconformant"
                 assert headers["xgate-source-endpoint"] == b"in"
                 assert json.loads(headers["xgate-violations"])
+    finally:
+        proxy.stop()
+
+
+def test_workers_share_the_listeners_and_their_counts_add_up(tmp_path: Path) -> None:
+    """`--workers 2`: two processes on the same listeners (SO_REUSEPORT) under one supervisor, whose /metrics
+    is both workers' counts combined."""
+    start_broker("kafka")
+    topics = fresh(uuid.uuid4().hex[:8])
+    port = proxy_port()
+    proxy = ProxyProcess(config(tmp_path, topics, port), port, "--workers", "2")
+    try:
+        deadline = time.monotonic() + 60
+        while proxy.scrape("/readyz")[0] != 200:  # every worker ready
+            assert time.monotonic() < deadline, proxy.output()
+            time.sleep(0.2)
+        records = it_traffic.mixed("KAFKA", 28)
+        # four clients, four connections each way: the kernel spreads them over the workers
+        outcomes = [o for part in range(4) for o in asyncio.run(
+            produce_each(f"127.0.0.1:{port}", topics["in"], records[part::4]))]
+        refused = sum(1 for outcome in outcomes if outcome is not None)
+        conformant = sum(1 for r in records if it_traffic.DESTINATION_OF_KIND[it_traffic.kind_of_record(r)] == "valid")
+        assert refused == len(records) - conformant
+        deadline = time.monotonic() + 10
+        while True:  # the supervisor's exposition follows the workers' within a poll
+            text = proxy.scrape("/metrics")[1]
+            counts = {verdict: float(value) for verdict, value in re.findall(
+                r'^xgate_messages_total\{endpoint="in",verdict="([a-z]+)"\} ([0-9.e+]+)$', text, re.MULTILINE)}
+            if sum(counts.values()) == len(records) or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert counts.get("conformant") == conformant, text
+        assert sum(counts.values()) == len(records), counts
+        assert len(asyncio.run(read_all(BROKER, topics["in"], conformant))) == conformant
     finally:
         proxy.stop()
