@@ -113,10 +113,6 @@ class Proxy:
         log.info("proxy: listening on %s:%d for the cluster at %s", s.listen_host, s.listen_port,
                  ", ".join(f"{h}:{p}" for h, p in s.upstream))
 
-    @property
-    def bootstrap_port(self) -> int:
-        return int(self._servers[None].sockets[0].getsockname()[1])
-
     def address_of(self, node_id: int, host: str, port: int) -> tuple[str, int]:
         """Where clients reach a broker: this proxy's listener for it (opened before the response is passed)."""
         if self.nodes.get(node_id) != (host, port):
@@ -131,9 +127,14 @@ class Proxy:
             if node_id in self._servers:
                 continue
             port = self.settings.broker_port(node_id)
-            self._servers[node_id] = await asyncio.start_server(self._accept(node_id), self.settings.listen_host,
-                                                                port, reuse_address=True,
-                                                                reuse_port=self.shared or None, ssl=self._listen_tls)
+            try:
+                self._servers[node_id] = await asyncio.start_server(
+                    self._accept(node_id), self.settings.listen_host, port, reuse_address=True,
+                    reuse_port=self.shared or None, ssl=self._listen_tls)
+            except OSError as exc:  # clients are told this port: said loudly, tried again at the next response
+                log.error("proxy: cannot listen for broker %d on %s:%d: %s", node_id, self.settings.listen_host,
+                          port, exc)
+                continue
             log.info("proxy: broker %d (%s:%d) behind %s:%d", node_id, *self.nodes[node_id],
                      self.settings.listen_host, port)
 
