@@ -122,7 +122,7 @@ async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Jud
                                                                    runtime.metrics))
             log.info("proxy: /metrics /healthz /readyz on %s://%s:%d", server.scheme, server.host, server.port)
         await proxy.start()
-        heap.settle()  # the compiled rules out of the collector's full passes (their pauses were the p99's tail)
+        heap.settle()  # as `xgate run` does: the compiled rules out of the collector's full passes
         tasks = [asyncio.create_task(dead_letters.run()), asyncio.create_task(watch.run(stop))]
         if not args.no_watch:
             tasks.append(asyncio.create_task(reloader.watch(stop)))
