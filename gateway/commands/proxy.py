@@ -100,7 +100,7 @@ async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Jud
     dead_letters = DeadLetters(metrics)
     proxy = Proxy(settings, judging, dead_letters.copy, metrics, shared=args.worker is not None)
     watch = UpstreamWatch(settings.upstream, metrics.upstream)
-    reloader = ProxyReloader(args.config, proxy, metrics, digest, runtime.runtime.reload_debounce)
+    reloader = ProxyReloader(args.config, proxy, metrics, digest, runtime.runtime.reload_debounce, runtime.proxy)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -61,8 +61,9 @@ def load_rules(config_dir: str | Path, policy: str | None = None, *, whole: bool
 
 class ProxyReloader:
     def __init__(self, config_dir: str | Path, proxy: Proxy, metrics: ProxyMetrics, digest: str,
-                 debounce: float = 1.0) -> None:
+                 debounce: float = 1.0, section: ProxySettings | None = None) -> None:
         self.config_dir = Path(config_dir)
+        self.section = section  # the `proxy` section as read at start (the command line may override parts)
         self.proxy = proxy
         self.metrics = metrics
         self.digest = digest
@@ -84,7 +85,7 @@ class ProxyReloader:
             log.error("proxy: reload (%s) failed: the rules in force stay", reason)
             self.metrics.reloaded("failed")
             return "failed"
-        if loaded.section is not None and loaded.section != self.proxy.settings:
+        if loaded.section != self.section:
             log.warning("proxy: the `proxy` section changed; listeners and upstream apply at the next start")
         if loaded.digest == self.digest and loaded.judging.topics == self.proxy.judging.topics:
             self.metrics.reloaded("unchanged")
