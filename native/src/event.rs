@@ -22,6 +22,11 @@ pub struct Record<'a> {
 const CE_PREFIX: &str = "ce_";
 
 impl<'a> Record<'a> {
+    /// No parts yet: filled in place record after record (lib.rs), its header vector reused.
+    pub fn empty() -> Record<'a> {
+        Record { topic: None, partition: None, key: None, headers: Vec::with_capacity(16), value: b"", timestamp: None }
+    }
+
     /// cloudevents.py `protocol_content_type`: the last `content-type` header (any case), when it is text.
     pub fn content_type(&self) -> Option<&'a str> {
         for (name, value) in self.headers.iter().rev() {

@@ -45,32 +45,37 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// touches objects still in the cache (a binary record holds ~30), many enough that the release is cheap.
 const HELD_RECORDS: usize = 64;
 
-/// One record's parts, held as Python-backed buffers so that they outlive the GIL's release.
+/// One record's parts, held as Python-backed buffers so that they outlive the GIL's release. Its headers
+/// are a range of the chunk's `Headers`: one vector for the whole chunk, not one per record.
 struct Held {
     topic: Option<PyBackedStr>,
     partition: Option<i64>,
     key: Option<PyBackedBytes>,
-    headers: Vec<(PyBackedStr, Option<PyBackedBytes>)>,
+    headers: std::ops::Range<usize>,
     value: Option<PyBackedBytes>,
     timestamp: Option<i64>,
 }
 
+/// The headers of a chunk of held records, in record order.
+type Headers = Vec<(PyBackedStr, Option<PyBackedBytes>)>;
+
 impl Held {
-    fn record(&self) -> Record<'_> {
-        Record {
-            topic: self.topic.as_deref(),
-            partition: self.partition,
-            key: self.key.as_deref(),
-            headers: self.headers.iter().map(|(n, v)| (&**n, v.as_deref())).collect(),
-            value: self.value.as_deref().unwrap_or_default(),
-            timestamp: self.timestamp,
-        }
+    /// Fill `record` (its header vector reused from record to record) with this record's parts.
+    fn fill<'a>(&'a self, headers: &'a Headers, record: &mut Record<'a>) {
+        record.topic = self.topic.as_deref();
+        record.partition = self.partition;
+        record.key = self.key.as_deref();
+        record.headers.clear();
+        record.headers.extend(headers[self.headers.clone()].iter().map(|(n, v)| (&**n, v.as_deref())));
+        record.value = self.value.as_deref().unwrap_or_default();
+        record.timestamp = self.timestamp;
     }
 }
 
 /// A record: a tuple `(topic, partition, key, headers, value, timestamp)` or any object with those
-/// attributes (aiokafka's ConsumerRecord).
-fn hold<'py>(item: &Bound<'py, PyAny>) -> PyResult<Held> {
+/// attributes (aiokafka's ConsumerRecord). Its headers are appended to `headers`; on an error, whatever
+/// was appended stays (the caller cuts it off).
+fn hold<'py>(item: &Bound<'py, PyAny>, headers: &mut Headers) -> PyResult<Held> {
     let py = item.py();
     let tuple = item.cast::<PyTuple>().ok();
     // attribute names interned once: a fresh str per lookup would cost more than the lookup
@@ -81,19 +86,27 @@ fn hold<'py>(item: &Bound<'py, PyAny>) -> PyResult<Held> {
         }
     };
     let headers_object = part(3, intern!(py, "headers"))?;
-    let mut headers = Vec::new();
+    let first = headers.len();
     if !headers_object.is_none() {
         for pair in headers_object.try_iter()? {
             let pair = pair?;
-            let (name, value): (PyBackedStr, Option<PyBackedBytes>) = pair.extract()?;
-            headers.push((name, value));
+            // a (name, value) tuple is read in place; any other pair (a list, say) through PyO3's extraction
+            let header = match pair.cast::<PyTuple>() {
+                Ok(tuple) if tuple.len() == 2 => {
+                    let value = tuple.get_borrowed_item(1)?;
+                    (tuple.get_borrowed_item(0)?.extract::<PyBackedStr>()?,
+                     if value.is_none() { None } else { Some(value.extract::<PyBackedBytes>()?) })
+                }
+                _ => pair.extract()?,
+            };
+            headers.push(header);
         }
     }
     Ok(Held {
         topic: part(0, intern!(py, "topic"))?.extract()?,
         partition: part(1, intern!(py, "partition"))?.extract()?,
         key: part(2, intern!(py, "key"))?.extract()?,
-        headers,
+        headers: first..headers.len(),
         value: part(4, intern!(py, "value"))?.extract()?,
         timestamp: part(5, intern!(py, "timestamp"))?.extract()?,
     })
@@ -152,20 +165,34 @@ impl Core {
         let out = PyList::empty(py);
         let mut items = records.try_iter()?;
         let mut held: Vec<Option<Held>> = Vec::with_capacity(HELD_RECORDS);
+        let mut headers: Headers = Vec::new();
         loop {
             // a record whose parts are not of the types a Kafka client gives (str names, bytes values) is
             // left to the Python judge, which reads any shape
             for item in items.by_ref().take(HELD_RECORDS) {
-                held.push(hold(&item?).ok());
+                let first = headers.len();
+                let one = hold(&item?, &mut headers).ok();
+                if one.is_none() {
+                    headers.truncate(first);
+                }
+                held.push(one);
             }
             if held.is_empty() {
                 return Ok(out);
             }
             let outcomes: Vec<Outcome> = py.detach(|| {
-                held.iter().map(|h| h.as_ref().map_or(Outcome::Defer, |h| judge.judge(endpoint, &h.record())))
-                    .collect()
+                let mut record = Record::empty();
+                held.iter().map(|h| match h {
+                    None => Outcome::Defer,
+                    Some(h) => {
+                        h.fill(&headers, &mut record);
+                        judge.judge(endpoint, &record)
+                    }
+                }).collect()
             });
-            held.clear(); // the records' references are let go while their objects are still in the cache
+            // the records' references are let go while their objects are still in the cache
+            held.clear();
+            headers.clear();
             for outcome in outcomes {
                 match outcome {
                     Outcome::Conformant(d) => out.append(d)?,
