@@ -5,6 +5,7 @@ Avro bodies that nest or repeat without bound, deeply nested Protobuf and XML.""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from gateway.compiler.payload import SchemaFormat, compile_payload_validator
 from gateway.compiler.payload.avro_scan import MAX_EMPTY_ITEMS
 from gateway.errors import SchemaCompileError
-from tests.unit.builders import ce_message, load_doc, registry
+from tests.unit.builders import ce_message, http_ce, load_doc, registry
 
 XSD = SchemaFormat("xsd", "1.0")
 AVRO = SchemaFormat("avro", "1.11")
@@ -103,6 +104,30 @@ def test_json_schema_patterns_run_in_linear_time() -> None:
     assert _rules(_timed(lambda: validator.check_value("a" * 100_000 + "!"))) == ["schema"]
     validator = compile_payload_validator(JSON, {"patternProperties": {"^(a+)+$": {"type": "integer"}}})
     assert _rules(_timed(lambda: validator.check_value({"a" * 50_000 + "!": "x", "aa": "y"}))) == ["schema"]
+
+
+@pytest.mark.parametrize(("pattern", "hostile", "fitting"), [
+    ("^(a+)+$", "a" * 30 + "b", "aaaa"),                # exponential in Python's re (issue 35, item 1)
+    ("[a-z]+@[a-z]+", "a" * 200_000, "ab@cd"),          # quadratic in Python's re (issue 35, item 2)
+])
+def test_the_accepting_pass_searches_patterns_in_linear_time(tmp_path: Path, pattern: str, hostile: str,
+                                                             fitting: str) -> None:
+    """The Python judge's accepting pass (payload/native.py: a msgspec decode, then the patterns) on a
+    protocol the native core does not take: the patterns run on the regex crate there too."""
+    loaded = load_doc(tmp_path, registry("HTTP", {"m": ce_message(
+        "t", dataschemaformat="JsonSchema/draft-07",
+        dataschema={"type": "object", "required": ["name"],
+                    "properties": {"name": {"type": "string", "pattern": pattern}}})}))
+    assert not loaded.errors
+
+    def judged(name: str) -> Any:
+        return loaded.judge(http_ce(body=json.dumps({"name": name}),
+                                    extra_headers={"content-type": "application/json"}))
+
+    refused = _timed(lambda: judged(hostile))
+    assert (refused.outcome.value, [(v.path, v.rule.value) for v in refused.violations]) == \
+        ("nonconformant", [("dataschema:/name", "schema")])
+    assert judged(fitting).conformant
 
 
 @pytest.mark.parametrize(("schema", "pointer"), [
