@@ -7,6 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from gateway import __version__
+from gateway.runtime import early_stop
+
+early_stop.catch_for(sys.argv)  # first: a SIGTERM while `run` or `proxy` starts is theirs to answer
+
 from gateway.commands import capture, check, diff, explain, export, infer, lint, proxy, replay, run, scaffold, spark
 from gateway.exit_code import ExitCode
 

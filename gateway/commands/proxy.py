@@ -28,8 +28,8 @@ from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.reload import ProxyReloader, load_rules
 from gateway.proxy.server import Judging, Proxy
 from gateway.proxy.upstream import UpstreamWatch
-from gateway.runtime import heap
-from gateway.runtime.workers import Supervisor, worker_access
+from gateway.runtime import early_stop, heap
+from gateway.runtime.workers import Supervisor, follow_supervisor, worker_access
 from gateway.sections.proxy import ProxySettings, host_port
 from gateway.settings import Settings
 
@@ -38,6 +38,9 @@ DRAIN_SECONDS = 10.0  # on SIGTERM, what is in flight is answered within this
 
 
 def cmd_proxy(args: argparse.Namespace) -> ExitCode:
+    early_stop.catch()
+    if args.worker is not None:
+        follow_supervisor()
     try:
         logs.configure(args.log_level, args.log_format, args.worker)
     except ValueError as exc:
@@ -105,6 +108,9 @@ async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Jud
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    if early_stop.requested():
+        log.info("proxy: SIGTERM during start-up: stopping before taking any request")
+        stop.set()
     reloads: set[asyncio.Task[str]] = set()
 
     def hangup() -> None:
@@ -152,6 +158,8 @@ async def _supervise(args: argparse.Namespace, address: str, runtime: Settings) 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, supervisor.request_stop)
     loop.add_signal_handler(signal.SIGHUP, supervisor.signal_all, signal.SIGHUP)
+    if early_stop.requested():
+        supervisor.request_stop()
     if args.duration is not None:
         loop.call_later(args.duration, supervisor.request_stop)
     return await supervisor.run()

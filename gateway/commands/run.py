@@ -23,12 +23,13 @@ from gateway.loader.sources import RegistrySources
 from gateway.registry_api import RegistryView
 from gateway.registry_api.state import state_file
 from gateway.routes.resolve import Route, adapter_diagnostics, resolve_routes, route_warnings
+from gateway.runtime import early_stop
 from gateway.runtime.engine import Engine
 from gateway.runtime.registry_wiring import change_publisher, registry_writer
 from gateway.runtime.reload import Reloader
 from gateway.runtime.service import Gateway, Service, ServiceOptions
 from gateway.runtime.shadow import load_shadow
-from gateway.runtime.workers import Supervisor, worker_access
+from gateway.runtime.workers import Supervisor, follow_supervisor, worker_access
 from protocol_adapters import registry
 from protocol_adapters.base import EndpointConfig
 
@@ -36,6 +37,9 @@ log = logging.getLogger("xgate")
 
 
 def cmd_run(args: argparse.Namespace) -> ExitCode:
+    early_stop.catch()
+    if args.worker is not None:
+        follow_supervisor()
     try:
         logs.configure(args.log_level, args.log_format, args.worker)
     except ValueError as exc:

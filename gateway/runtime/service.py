@@ -32,7 +32,7 @@ from gateway.metrics.server import MetricsServer
 from gateway.registry_api import RegistryView
 from gateway.registry_api.write import RegistryWriter
 from gateway.routes.resolve import Route
-from gateway.runtime import heap
+from gateway.runtime import early_stop, heap
 from gateway.runtime.change_events import ChangePublisher
 from gateway.runtime.engine import STOP_GRACE, Engine
 from gateway.runtime.reload import Reloader
@@ -80,6 +80,9 @@ class Service:
         for signum in STOP_SIGNALS:
             loop.add_signal_handler(signum, self._on_stop_signal)
         loop.add_signal_handler(signal.SIGHUP, self._on_hangup)
+        if early_stop.requested():
+            log.info("SIGTERM during start-up: stopping before taking any message")
+            self._request_stop()
         if self.options.duration:
             loop.call_later(self.options.duration, self._request_stop)
         try:

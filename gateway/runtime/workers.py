@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import ctypes
 import json
 import logging
 import os
@@ -32,6 +33,8 @@ import secrets
 import signal
 import socket
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,10 +51,36 @@ log = logging.getLogger("xgate.workers")
 
 WORKER_USER = "xgate-supervisor"
 SECRET_ENV = "XGATE_WORKER_SECRET"  # the password of the workers' private servers, made per run
+SUPERVISOR_ENV = "XGATE_SUPERVISOR_PID"  # a worker stops when the process of this id is no longer its parent
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 POLL_SECONDS = 1.0
 RESTART_MAX_SECONDS = 30.0
 # past the drain timeout, what a worker is still doing is cut off: its unsettled messages stay at the source
 STOP_GRACE_SECONDS = 10.0
+
+
+def follow_supervisor() -> None:
+    """In a worker: stop (SIGTERM, so it drains as any gateway does) when its supervisor is gone, however it
+    went (SIGKILL too), so that no worker goes on consuming with no one to serve its metrics or stop it.
+    Linux tells the worker itself (PR_SET_PDEATHSIG); elsewhere a thread looks at the parent every second."""
+    expected = os.environ.get(SUPERVISOR_ENV)
+    if not expected or not expected.isdigit():
+        return
+    told = False
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            told = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) == 0
+    if not told:
+        threading.Thread(target=_watch_parent, args=(int(expected),), name="xgate-supervisor-watch",
+                         daemon=True).start()
+    if os.getppid() != int(expected):  # it was gone before the request above took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _watch_parent(supervisor: int) -> None:
+    while os.getppid() == supervisor:
+        time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def worker_access() -> MetricsSettings:
@@ -130,7 +159,7 @@ class Supervisor:
             worker.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "gateway.cli", self.command, "--config", self.config_dir,
                 "--worker", str(worker.index), "--metrics-address", f"127.0.0.1:{worker.port}", *self.worker_args,
-                env={**os.environ, SECRET_ENV: self._secret})
+                env={**os.environ, SECRET_ENV: self._secret, SUPERVISOR_ENV: str(os.getpid())})
             code = await worker.process.wait()
             worker.exit_code, worker.ready = code, False
             worker.totals.ended()
