@@ -120,6 +120,8 @@ async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Jud
     loop.add_signal_handler(signal.SIGHUP, hangup)
 
     def ready() -> tuple[bool, dict[str, bool]]:
+        if reloader.watching is False:  # the config watch failed and is being started again
+            return False, {"upstream": watch.up, "config-watch": False}
         return watch.up, {"upstream": watch.up}
 
     async with contextlib.AsyncExitStack() as stack:

@@ -22,6 +22,8 @@ class Found:
     missing: list[str] = field(default_factory=list)
     # documents in a directory that are symbolic links resolving outside it: (link, target)
     escaping: list[tuple[Path, Path]] = field(default_factory=list)
+    # documents whose symbolic links cannot be resolved (a loop): (link, why)
+    unresolved: list[tuple[Path, str]] = field(default_factory=list)
 
 
 # the folder of a config directory whose documents are judged beside the active ones, routing nothing
@@ -62,7 +64,11 @@ def find_documents(paths: list[str | Path]) -> Found:
                     candidate = Path(walked) / name
                     if not is_document(candidate):
                         continue
-                    target = candidate.resolve()
+                    try:
+                        target = candidate.resolve()
+                    except (RuntimeError, OSError) as exc:  # a symbolic link loop: pathlib says RuntimeError
+                        result.unresolved.append((candidate, str(exc)))
+                        continue
                     if root in target.parents:
                         add(candidate, target)
                     else:

@@ -93,6 +93,8 @@ def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | 
     diagnostics.extend(Diagnostic(Severity.ERROR, str(link), f"not loaded: it is a symbolic link to {target}, "
                                   "outside the directory being loaded", code="link-outside")
                        for link, target in found.escaping)
+    diagnostics.extend(Diagnostic(Severity.ERROR, str(link), f"not loaded: its symbolic links never end ({why})",
+                                  code="link-loop") for link, why in found.unresolved)
     roots = [Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in paths if Path(p).exists()]
     digest = hashlib.sha256()
     docs: dict[str, Doc] = {}

@@ -54,6 +54,9 @@ RELOADS = MetricName("xgate_reloads_total", "counter", ("outcome",),
                      "Configuration reloads by outcome (applied, unchanged, failed).")
 LAST_RELOAD = MetricName("xgate_last_reload_success_timestamp_seconds", "gauge", (),
                          "Unix time of the last configuration load that applied (startup included).", merge="min")
+CONFIG_WATCH_UP = MetricName("xgate_config_watch_up", "gauge", (),
+                             "1 while the config directory is watched for changes; 0 while a failed watch waits to "
+                             "be started again (SIGHUP still reloads).", merge="min")
 DEFINITIONS = MetricName("xgate_compiled_definitions", "gauge", (),
                          "Message definitions in the active ruleset.", merge="max")
 ROUTES = MetricName("xgate_routes", "gauge", (), "Routes running.", merge="min")
@@ -66,7 +69,7 @@ SHADOW_DISAGREEMENTS = MetricName(
 
 ALL: tuple[MetricName, ...] = (MESSAGES, DEFINITION_MESSAGES, VIOLATIONS, ROUTED, VALIDATION_SECONDS,
                                END_TO_END_SECONDS, INFLIGHT, DELIVERY_FAILURES, UNDELIVERABLE, DESTINATION_UP,
-                               ADAPTER_UP, ADAPTER_RECONNECTS, RELOADS, LAST_RELOAD, DEFINITIONS, ROUTES, BUILD_INFO,
+                               ADAPTER_UP, ADAPTER_RECONNECTS, RELOADS, LAST_RELOAD, CONFIG_WATCH_UP, DEFINITIONS, ROUTES, BUILD_INFO,
                                SHADOW_DISAGREEMENTS)
 
 

@@ -50,3 +50,6 @@ class ProxyMetrics:
 
     def reloaded(self, outcome: str) -> None:
         self.metrics[names.RELOADS].labels(outcome).inc()
+
+    def watching(self, up: bool) -> None:
+        self.metrics[names.CONFIG_WATCH_UP].set(1 if up else 0)

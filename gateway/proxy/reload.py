@@ -13,24 +13,22 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from gateway.compiler import compile_registry
 from gateway.compiler.core import NativeJudge
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import load_snapshot
-from gateway.loader.discover import is_document
 from gateway.loader.fetch import fetcher_for
 from gateway.proxy.judging import topic_rules
 from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.server import Judging, Proxy
 from gateway.runtime import heap
+from gateway.runtime.config_watch import watch_quietly
 from gateway.schemaregistry import registry_schemas
 from gateway.sections.proxy import ProxySettings
-from gateway.settings import SETTINGS_FILES, Settings, load_settings
+from gateway.settings import Settings, load_settings
 
 log = logging.getLogger("xgate.proxy")
-ATOMIC_SWAP_LINK = "..data"  # a Kubernetes ConfigMap volume's swap link: every document changes with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +66,7 @@ class ProxyReloader:
         self.metrics = metrics
         self.digest = digest
         self.debounce = debounce
+        self.watching: bool | None = None  # None: not watching (--no-watch); False: the watch failed, restarting
         self._lock = asyncio.Lock()
 
     async def reload(self, reason: str) -> str:
@@ -100,17 +99,12 @@ class ProxyReloader:
         log.info("proxy: reload (%s) applied: %d judged topic(s)", reason, len(loaded.judging.topics))
         return "applied"
 
-    async def watch(self, stop: Any) -> None:
-        """Reload after the directory has been quiet for `debounce` seconds."""
-        from watchfiles import awatch
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Reload after the directory has been quiet for `debounce` seconds (gateway/runtime/config_watch.py)."""
 
-        def relevant(change: Any, path: str) -> bool:
-            candidate = Path(path)
-            return is_document(candidate) or candidate.name in SETTINGS_FILES or candidate.name == ATOMIC_SWAP_LINK
+        def state(up: bool) -> None:
+            self.watching = up
+            self.metrics.watching(up)
 
-        try:
-            async for _ in awatch(self.config_dir, debounce=int(self.debounce * 1000), stop_event=stop,
-                                  recursive=True, watch_filter=relevant):
-                await self.reload("file change")
-        except Exception:  # the watch is gone: said loudly; SIGHUP still reloads
-            log.exception("proxy: watching %s stopped; changes apply on SIGHUP only", self.config_dir)
+        await watch_quietly(self.config_dir, self.debounce, stop, lambda: self.reload("file change"), state,
+                            lambda: self.metrics.reloaded("failed"))

@@ -97,6 +97,9 @@ class Engine:
         self._force = asyncio.Event()
         # set when a route could not start at startup: `xgate run` reports it in one line and exits 2
         self.fatal: str | None = None
+        # the config directory's watch (config_watch.py): None when there is none (--no-watch), False while a
+        # failed watch waits to be started again (then /readyz is false)
+        self.config_watch: bool | None = None
         self._started = time.monotonic()
         self.metrics[names.DEFINITIONS].set(ruleset.definition_count)
         self.metrics[names.LAST_RELOAD].set(time.time())  # the startup load counts as a successful load
@@ -157,8 +160,11 @@ class Engine:
         log.error("%d routes did not stop after being cancelled", len(pending))
 
     def ready(self) -> tuple[bool, dict[str, bool]]:
-        """Ready when a ruleset is loaded, every route's source adapter is connected and no destination is down."""
+        """Ready when a ruleset is loaded, every route's source adapter is connected, no destination is down
+        and the config directory's watch, when there is one, is running."""
         connected = {source: running.pipeline.ready for source, running in self._running.items()}
+        if self.config_watch is False:
+            return False, {**connected, "config-watch": False}
         return bool(connected) and all(connected.values()), connected
 
     def destinations_down(self) -> dict[str, dict[str, str]]:

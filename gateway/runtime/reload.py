@@ -30,12 +30,12 @@ from gateway import logs
 from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
-from gateway.loader.discover import is_document
 from gateway.loader.fetch import RemoteFetcher, fetcher_for
 from gateway.loader.sources import Outcome, Poll, RegistrySource, RegistrySources
 from gateway.metrics import names
 from gateway.routes.resolve import adapter_diagnostics, resolve_routes
 from gateway.runtime import heap
+from gateway.runtime.config_watch import watch_quietly
 from gateway.runtime.engine import Engine
 from gateway.runtime.shadow import load_shadow
 from gateway.schemaregistry import registry_schemas
@@ -43,8 +43,6 @@ from gateway.settings import SETTINGS_FILES, Settings, load_settings
 
 log = logging.getLogger("xgate.reload")
 MAX_PASSES = 4
-# the link the kubelet's atomic writer renames over to publish a new ConfigMap/Secret version
-ATOMIC_SWAP_LINK = "..data"
 
 
 def _settings_digest(config_dir: Path) -> str:
@@ -201,21 +199,15 @@ class Reloader:
         return "failed"
 
     async def watch(self, stop: asyncio.Event) -> None:
-        """Reload after the directory has been quiet for `debounce` seconds (watchfiles)."""
-        from watchfiles import awatch
+        """Reload after the directory has been quiet for `debounce` seconds (config_watch.py)."""
+        metrics = self.engine.metrics
 
-        def relevant(change: Any, path: str) -> bool:
-            # only documents and gateway.yaml: logs or editor swap files in the folder must not reload;
-            # and `..data`, the link a Kubernetes ConfigMap (or Secret) volume swaps to a new hidden version
-            # directory in one rename: that swap is the moment every document in the volume changes, and
-            # the files written into the new directory before it may never be seen by the watch
-            candidate = Path(path)
-            return is_document(candidate) or candidate.name in SETTINGS_FILES or candidate.name == ATOMIC_SWAP_LINK
+        def state(up: bool) -> None:
+            self.engine.config_watch = up
+            metrics[names.CONFIG_WATCH_UP].set(1 if up else 0)
 
-        with contextlib.suppress(asyncio.CancelledError):
-            async for _ in awatch(self.config_dir, debounce=int(self.debounce * 1000), stop_event=stop,
-                                  recursive=True, watch_filter=relevant):
-                await self.reload("file change")
+        await watch_quietly(self.config_dir, self.debounce, stop, lambda: self.reload("file change"), state,
+                            metrics[names.RELOADS].labels("failed").inc)
 
     async def follow(self, stop: asyncio.Event) -> None:
         """Poll each source on its interval until `stop`; a changed source reloads like a file change."""
