@@ -274,7 +274,7 @@ def _assemble(batch: pa.RecordBatch, entries: list[Entry], codes: pa.Array | Non
     if codes is not None:
         made = [column.take(codes) for column in made]
     if forwarded_as_is is not None:
-        inputs = {"out_key": batch.column("key"), "out_value": pc.fill_null(batch.column("value"), b""),
+        inputs = {"out_key": batch.column("key"), "out_value": batch.column("value"),
                   "out_headers": _forwarded_headers(batch.column("headers"))}
         for index, name in enumerate(ROUTE_COLUMNS[4:], start=len(RESULT_COLUMNS) + 4):
             made[index] = pc.if_else(forwarded_as_is, inputs[name].cast(made[index].type), made[index])
@@ -282,9 +282,9 @@ def _assemble(batch: pa.RecordBatch, entries: list[Entry], codes: pa.Array | Non
 
 
 def _forwarded_headers(column: pa.Array) -> pa.Array:
-    """Headers as `forwarded` leaves them: a null value becomes b"", a null list an empty one (rare: rebuilt
-    then; as it came otherwise)."""
-    if column.null_count == 0 and column.values.field("value").null_count == 0:
+    """Headers as `forwarded` leaves them: as they came, null values included; a null list becomes an empty
+    one (rare: rebuilt then)."""
+    if column.null_count == 0:
         return column
     return headers_array([forwarded(None, None, pairs or (), None).headers for pairs in header_pairs(column)])
 

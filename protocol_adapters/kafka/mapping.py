@@ -1,8 +1,14 @@
 """Kafka record <-> Envelope, in the KAFKA field shape of gateway/envelope.py.
 
 fields: `topic` str, `partition` int, `key` bytes | None, `headers` list of (name, bytes) in wire
-order with repeated names kept, `timestamp` int milliseconds (None when the record has none).
-A null record value (tombstone) becomes an empty body; a null header value becomes b"".
+order with repeated names kept, `timestamp` int milliseconds (None when the record has none), and only
+where the record has nulls: `tombstone` True (its value is null) and `null_headers` (the positions of the
+headers whose value is null).
+
+Judged, a null record value (tombstone) reads as an empty body and a null header value as b"". Produced to
+Kafka, null stays null (issue 35): a record forwarded as it came keeps its null value and null header
+values, and so does one that goes on as an Envelope (a dead letter, say): `outgoing_record` puts the nulls
+back, so that log compaction still sees a tombstone and a consumer tells a null header from an empty one.
 """
 
 from __future__ import annotations
@@ -19,9 +25,9 @@ class OutgoingRecord(NamedTuple):
     """What the sink hands to the producer for one envelope (a tuple: built once per message, and a frozen
     dataclass costs twice as much to build)."""
 
-    value: bytes
+    value: bytes | None  # None: a tombstone
     key: bytes | None
-    headers: list[tuple[str, bytes]]
+    headers: list[tuple[str, bytes | None]]
     timestamp_ms: int | None
 
 
@@ -35,10 +41,19 @@ def kafka_envelope(topic: str, partition: int, offset: int, key: bytes | None, v
                    headers: Iterable[tuple[str, bytes | None]], timestamp_ms: int | None, endpoint: str | None,
                    ack: Any = None) -> Envelope:
     """A Kafka record, given field by field (any client, or a Spark row), as an Envelope."""
-    fields = {"topic": topic, "partition": partition, "key": key, "headers": _header_list(headers),
+    pairs = list(headers)
+    fields = {"topic": topic, "partition": partition, "key": key, "headers": pairs,
               "timestamp": timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None}
+    for _, data in pairs:  # a null header value is rare: the pairs are looked at again only then
+        if data is None:
+            fields["null_headers"] = tuple(n for n, (_, data) in enumerate(pairs) if data is None)
+            fields["headers"] = [(name, b"" if data is None else data) for name, data in pairs]
+            break
     position = {"topic": topic, "partition": partition, "offset": offset}
-    return Envelope(PROTOCOL, fields, b"" if value is None else value, endpoint, position, ack)
+    if value is None:
+        fields["tombstone"] = True
+        value = b""
+    return Envelope(PROTOCOL, fields, value, endpoint, position, ack)
 
 
 def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
@@ -56,10 +71,16 @@ def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
     else:
         headers = _header_bytes(headers)
         _add_defaults(headers, default_headers)
+    nulls = fields.get("null_headers")
+    if nulls:  # put back where they were: headers added on the way (`xgate-*`, defaults) come after them
+        headers = list(headers)
+        for number in nulls:
+            if number < len(headers):
+                headers[number] = (headers[number][0], None)
     body = envelope.body
     timestamp = fields.get("timestamp")
     return OutgoingRecord(
-        body if body.__class__ is bytes else as_bytes(body),
+        None if fields.get("tombstone") else body if body.__class__ is bytes else as_bytes(body),
         default_key if key is None else key if key.__class__ is bytes else as_bytes(key),
         headers,
         timestamp if timestamp.__class__ is int and timestamp >= 0 else _timestamp(timestamp),
@@ -76,30 +97,21 @@ def forwarded_record(record: Any, default_key: bytes | None = None,
 def forwarded(key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, bytes | None]],
               timestamp_ms: int | None, default_key: bytes | None = None,
               default_headers: Iterable[tuple[str, bytes]] = ()) -> OutgoingRecord:
-    """`forwarded_record` of a Kafka record given field by field (a Spark row)."""
-    pairs = _header_list(headers)
+    """`forwarded_record` of a Kafka record given field by field (a Spark row): as it came, nulls included."""
+    pairs = list(headers)
     _add_defaults(pairs, default_headers)
-    return OutgoingRecord(b"" if value is None else value, default_key if key is None else key, pairs,
+    return OutgoingRecord(value, default_key if key is None else key, pairs,
                           timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None)
 
 
-def _header_list(headers: Iterable[tuple[str, bytes | None]]) -> list[tuple[str, bytes]]:
-    """Header pairs as a new list (a consumer gives a tuple), a null value as b""."""
-    pairs = list(headers)
-    for _, data in pairs:  # a null header value is rare: the pairs are copied one by one only then
-        if data is None:
-            return [(name, b"" if data is None else data) for name, data in pairs]
-    return pairs  # type: ignore[return-value]  # no None in them
-
-
-def _add_defaults(headers: list[tuple[str, bytes]], default_headers: Iterable[tuple[str, bytes]]) -> None:
+def _add_defaults(headers: list[tuple[str, bytes | None]], default_headers: Iterable[tuple[str, bytes]]) -> None:
     """The sink's default headers appended where the record has no header of that name."""
     if default_headers:
         present = {name for name, _ in headers}
         headers.extend((name, value) for name, value in default_headers if name not in present)
 
 
-def _header_bytes(headers: Any) -> list[tuple[str, bytes]]:
+def _header_bytes(headers: Any) -> list[tuple[str, bytes | None]]:
     """Header pairs (a list or a map) as new (str, bytes) pairs."""
     return [(name, value) if name.__class__ is str and value.__class__ is bytes else (str(name), as_bytes(value))
             for name, value in _pairs(headers)]

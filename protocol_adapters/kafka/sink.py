@@ -97,8 +97,11 @@ class KafkaSink:
             return
         producer = self._producer or await self._connect()
         options = self.options
+        # aiokafka's `send` refuses a record with neither key nor value (its batches take one): such a
+        # tombstone goes with an empty value
+        value = b"" if record.value is None and record.key is None else record.value
         try:
-            delivered = await producer.send(options.topic, record.value, key=record.key, partition=options.partition,
+            delivered = await producer.send(options.topic, value, key=record.key, partition=options.partition,
                                             timestamp_ms=record.timestamp_ms, headers=record.headers)
             await delivered
         except (TimeoutError, KafkaError, OSError) as exc:

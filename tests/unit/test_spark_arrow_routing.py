@@ -100,6 +100,9 @@ def test_column_wise_routing_equals_row_by_row(tmp_path: Path, unit: str, large:
     assert_same(by_columns, by_rows)
     actions = set(by_rows.column("action").to_pylist())
     assert actions == {"forwarded", "deadlettered"}  # both kinds of rows were there to compare
+    # null stays null (issue 35): row 2 is a tombstone, row 4 has a header without a value
+    assert by_columns.column("out_value")[2].as_py() is None
+    assert {"key": "trace", "value": None} in by_columns.column("out_headers")[4].as_py()
 
 
 def test_sliced_batch_and_a_destination_that_adds_key_and_headers(tmp_path: Path) -> None:

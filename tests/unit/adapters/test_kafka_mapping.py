@@ -11,7 +11,7 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.base import EndpointConfig, TlsSettings
 from protocol_adapters.kafka.errors import adapter_error, is_retriable
-from protocol_adapters.kafka.mapping import OutgoingRecord, outgoing_record, record_envelope
+from protocol_adapters.kafka.mapping import OutgoingRecord, forwarded_record, outgoing_record, record_envelope
 from protocol_adapters.kafka.offsets import PartitionOffsets
 from protocol_adapters.kafka.options import sink_options, source_options
 
@@ -54,6 +54,23 @@ class TestRecordToEnvelope:
         assert envelope.body == b""
         assert envelope.fields["timestamp"] is None
         assert envelope.fields["headers"] == [("empty", b"")]
+
+    def test_nulls_are_read_as_empty_and_produced_as_null_again(self) -> None:
+        """Issue 35: judged, a tombstone is an empty body and a null header b""; produced (a dead letter goes
+        this way, `xgate-*` headers appended), both are null again, at their places."""
+        envelope = record_envelope(record(value=None, headers=[("a", b"1"), ("trace", None), ("b", None)]), None)
+        assert (envelope.body, envelope.fields["headers"]) == (b"", [("a", b"1"), ("trace", b""), ("b", b"")])
+        assert envelope.fields["tombstone"] is True and envelope.fields["null_headers"] == (1, 2)
+        envelope.fields["headers"] = envelope.fields["headers"] + [("xgate-verdict", b"nonconformant")]
+        out = outgoing_record(envelope)
+        assert out.value is None
+        assert out.headers == [("a", b"1"), ("trace", None), ("b", None), ("xgate-verdict", b"nonconformant")]
+        assert forwarded_record(record(value=None, headers=[("trace", None)])).value is None
+        assert forwarded_record(record(headers=[("trace", None)])).headers == [("trace", None)]
+
+    def test_a_record_without_nulls_has_no_null_fields(self) -> None:
+        fields = record_envelope(record(), None).fields
+        assert "tombstone" not in fields and "null_headers" not in fields
 
     def test_no_headers_is_an_empty_list(self) -> None:
         assert record_envelope(record(headers=()), None).fields["headers"] == []
