@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +60,10 @@ class Editor:
             body = self._stored(plural, gid)
             self.plan.groups[key] = copy.deepcopy(body) if body is not None else None
         return self.plan.groups[key]
+
+    def _planned(self, plural: str) -> list[str]:
+        """The ids of the groups of `plural` this request writes (not deleted)."""
+        return [gid for (kind, gid), body in self.plan.groups.items() if kind == plural and body is not None]
 
     def node(self, xid: str) -> Node | None:
         parts = xid.strip("/").split("/")
@@ -122,6 +126,22 @@ class Editor:
                            "1-128 characters of letters, digits, '-', '.', '_', '~', ':' or '@', starting with a "
                            "letter, digit or '_'.", xid, {"id": value, "error_detail": "see the core spec's id rules"})
 
+    def check_unique(self, parent: str, plural: str, singular: str, new: str, xid: str,
+                     pending: Iterable[str] = ()) -> None:
+        """core/spec.md `<SINGULAR>id`: "unique (case-insensitively) within the scope of the entity's parent".
+        A new id that differs from a sibling's (served, or written earlier in this request) only in case is
+        refused as `mismatched_id`, naming the sibling's spelling."""
+        node = self.node(parent) if parent else self.root
+        siblings = [*(node.collections.get(plural, {}) if node is not None else {}), *pending]
+        if new in siblings:
+            return
+        folded = new.lower()  # ids are ASCII (check_id)
+        for other in siblings:
+            if other.lower() == folded:
+                raise ApiError(400, "mismatched_id", f'The specified "{singular}id" value ({new}) for "{xid}" needs '
+                               f'to be "{other}": ids are unique regardless of case.', xid,
+                               {"singular": singular, "invalid_id": new, "expected_id": other})
+
     @staticmethod
     def check_same_id(body: dict[str, Any], name: str, expected: str, xid: str) -> None:
         offered = body.get(name)
@@ -134,6 +154,7 @@ class Editor:
     def put_group(self, gtype: GroupType, gid: str, body: Any, patch: bool, key: str = "") -> None:
         xid = f"/{gtype.plural}/{gid}"
         self.check_id(gid, xid)
+        self.check_unique("", gtype.plural, gtype.singular, gid, xid, self._planned(gtype.plural))
         body = self._object(body, xid, "the group")
         self.check_same_id(body, f"{gtype.singular}id", gid, xid)
         existing = self.group_body(gtype.plural, gid)
@@ -161,6 +182,8 @@ class Editor:
         body = self.group_body(gtype.plural, gid)
         if body is None:
             self.check_id(gid, f"/{gtype.plural}/{gid}")
+            self.check_unique("", gtype.plural, gtype.singular, gid, f"/{gtype.plural}/{gid}",
+                              self._planned(gtype.plural))
             body = {f"{gtype.singular}id": gid, "createdat": self.now, "modifiedat": self.now,
                     **{r.plural: {} for r in gtype.resources}}
             self.plan.groups[(gtype.plural, gid)] = body
@@ -175,6 +198,7 @@ class Editor:
         self.check_same_id(body, f"{rtype.singular}id", rid, xid)
         group = self._group_for_resources(gtype, gid)
         resources = group.setdefault(rtype.plural, {})
+        self.check_unique(f"/{gtype.plural}/{gid}", rtype.plural, rtype.singular, rid, xid, resources)
         node = self.node(xid)
         if rtype.maxversions == 1:  # a message: its one Version is the Resource
             self.check_same_id(body, "versionid", MESSAGE_VERSION, xid)
@@ -222,6 +246,7 @@ class Editor:
         body = self._object(body, xid, "the version")
         self.check_same_id(body, "versionid", vid, xid)
         versions = stored.setdefault("versions", {})
+        self.check_unique(rxid, "versions", "version", vid, xid, versions)
         existing = versions.get(vid)
         if check_epoch:
             self.check_epoch(body, xid, self.epoch(xid) if existing is not None else None)

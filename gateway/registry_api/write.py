@@ -100,6 +100,13 @@ def _json_body(request: Request, *, optional: bool = False) -> Any:
     except ValueError as exc:
         raise ApiError(400, "parsing_data", f"There was an error parsing the data: {exc}.", request.path,
                        {"error_detail": str(exc)}) from None
+    except RecursionError:  # Python's json recurses per level: a body nested 100,000 deep must be a 400
+        raise _too_deep(request.path) from None
+
+
+def _too_deep(path: str) -> ApiError:
+    return ApiError(400, "parsing_data", "There was an error parsing the data: it is nested too deeply.", path,
+                    {"error_detail": "nested too deeply"})
 
 
 def _origins(snapshot: Snapshot, plural: str) -> dict[str, list[str]]:
@@ -446,6 +453,8 @@ def document_body(req: Request, singular: str) -> dict[str, Any]:
             return body
         except ValueError:
             pass
+        except RecursionError:
+            raise _too_deep(req.path) from None
     try:
         body[singular] = req.body.decode("utf-8")
     except UnicodeDecodeError:

@@ -3,7 +3,11 @@
 - `header_timeout`: a connection must deliver a complete request head within it, counted from its opening
   or from the previous answer (aiohttp's keep-alive timer, which closes a connection still waiting for a
   request head when it fires; so partial headers and idle keep-alive connections both end there).
-- `max_connections`: one more connection is answered 503 and closed before anything is read from it.
+- `max_connections`: when that many are open, a new connection takes the place of the one idle longest
+  (open, and not in a request: between keep-alive requests, or sending a head slowly); with none idle, it is
+  answered 503 and closed before anything is read from it. Idle connections held open in bulk cannot keep
+  real requests out (issue 35, item 8).
+- `max_per_client`: connections from one client address at once; one more is answered 503 and closed.
 - A request aiohttp cannot parse (`Content-Length: -1`, a broken head) is answered 400 by aiohttp and costs
   one log line here, not a traceback that repeats the client's bytes.
 
@@ -28,27 +32,69 @@ ERROR_CHARS = 160
 
 class GuardedServer(web.Server):
     def __init__(self, handler: Any, *, endpoint_id: str, header_timeout: float, max_connections: int,
-                 **kwargs: Any) -> None:
-        super().__init__(handler, keepalive_timeout=header_timeout, **kwargs)
+                 max_per_client: int | None = None, **kwargs: Any) -> None:
+        super().__init__(self._in_request(handler), keepalive_timeout=header_timeout, **kwargs)
         self.endpoint_id = endpoint_id
         self.max_connections = max_connections
+        self.max_per_client = max_per_client or max_connections
         self.open_connections = 0
-        self.refused = 0  # connections turned away over max_connections
+        self.refused = 0  # connections turned away (no idle one to take the place of, or over max_per_client)
+        self.evicted = 0  # idle connections closed to make room
         self.malformed = 0  # requests aiohttp could not parse
+        # open connections in the order they last became idle (dicts keep insertion order), with their client
+        self._idle_since: dict[RequestHandler, None] = {}
+        self._client: dict[RequestHandler, str] = {}
+        self._per_client: dict[str, int] = {}
 
     def __call__(self) -> RequestHandler:
         return _GuardedHandler(self, loop=self._loop, **self._kwargs)
 
+    def _in_request(self, handler: Any) -> Any:
+        """The request handler, with its connection marked busy while it runs (no eviction meanwhile)."""
+        async def handle(request: web.BaseRequest) -> web.StreamResponse:
+            connection = request.protocol
+            self._idle_since.pop(connection, None)
+            try:
+                return await handler(request)  # type: ignore[no-any-return]
+            finally:
+                if connection in self._client:
+                    self._idle_since[connection] = None  # idle again: the newest, evicted last
+        return handle
+
     def connection_made(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
         super().connection_made(handler, transport)
         self.open_connections += 1
-        if self.open_connections > self.max_connections:
+        peer = transport.get_extra_info("peername")
+        client = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+        self._client[handler] = client
+        self._per_client[client] = self._per_client.get(client, 0) + 1
+        if self._per_client[client] > self.max_per_client or \
+                self.open_connections > self.max_connections and not self._evict_one():
             self.refused += 1
             transport.write(BUSY)
             handler.force_close()  # the transport sends the answer, then closes
+            return
+        self._idle_since[handler] = None
+
+    def _evict_one(self) -> bool:
+        """Close the connection idle longest to make room; False when every connection is in a request."""
+        for connection in self._idle_since:
+            del self._idle_since[connection]
+            self.evicted += 1
+            connection.force_close()
+            return True
+        return False
 
     def connection_lost(self, handler: RequestHandler, exc: BaseException | None = None) -> None:
         self.open_connections -= 1
+        self._idle_since.pop(handler, None)
+        client = self._client.pop(handler, None)
+        if client is not None:
+            left = self._per_client.get(client, 1) - 1
+            if left:
+                self._per_client[client] = left
+            else:
+                self._per_client.pop(client, None)
         super().connection_lost(handler, exc)
 
 

@@ -24,7 +24,8 @@ Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 name
 | `respond` | source | `delivery` | `delivery`: answer after the runtime's ack with the verdict (at-least-once, the client retries a 503); `receipt`: answer 202 once queued (at-most-once if the gateway dies) |
 | `headertimeout` | source | 10.0 | seconds a connection has to send a complete request head, counted from its opening or from the previous answer; idle keep-alive connections close after it too |
 | `bodytimeout` | source | 30.0 | seconds to receive a whole request body once its head arrived; slower -> 408 and the connection closes |
-| `maxconnections` | source | 1024 | open client connections at once; one more is answered 503 and closed |
+| `maxconnections` | source | 1024 | open client connections at once; one more takes the place of the connection idle longest (between requests, or sending its head), or, with none idle, is answered 503 and closed |
+| `maxconnectionsperclient` | source | a quarter of `maxconnections` | open connections from one client address at once; one more is answered 503 and closed (raise it behind a load balancer, whose connections all come from its address) |
 | `allowedorigins` | source | any | origins accepted by the CloudEvents webhook validation handshake (OPTIONS) |
 | `requesttimeout` | sink | 30.0 | seconds for one delivery, connect included |
 | `connections` | sink | 100 | pooled connections to the destination |
@@ -80,6 +81,7 @@ class HttpSourceOptions:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_connections: int = 1024
+    max_per_client: int = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,7 @@ def source_options(config: EndpointConfig) -> HttpSourceOptions:
         raise _fail(config, f"option 'respond': expected delivery or receipt, found {respond!r}", "respond")
     context = server_ssl(config, config.tls) if scheme == "https" else None
     read = _reader(config)
+    max_connections = read.integer("maxconnections", default=1024, least=1)
     return HttpSourceOptions(
         endpoint_id=config.endpoint_id,
         host=bind_host,
@@ -217,7 +220,8 @@ def source_options(config: EndpointConfig) -> HttpSourceOptions:
         reuse_port=_reuse_port(config),
         header_timeout=read.number("headertimeout", default=10.0, above=0),
         body_timeout=read.number("bodytimeout", default=30.0, above=0),
-        max_connections=read.integer("maxconnections", default=1024, least=1),
+        max_connections=max_connections,
+        max_per_client=read.integer("maxconnectionsperclient", default=max(1, max_connections // 4), least=1),
     )
 
 

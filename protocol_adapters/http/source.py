@@ -78,7 +78,8 @@ class HttpSource:
         options = self.options
         # no access log: nothing is logged per message
         server = GuardedServer(self._handle, endpoint_id=options.endpoint_id, header_timeout=options.header_timeout,
-                               max_connections=options.max_connections, access_log=None)
+                               max_connections=options.max_connections, max_per_client=options.max_per_client,
+                               access_log=None)
         runner = web.ServerRunner(server, shutdown_timeout=5.0)
         await runner.setup()
         site = web.TCPSite(runner, options.host, options.port, ssl_context=options.ssl,

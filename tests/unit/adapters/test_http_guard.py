@@ -62,19 +62,68 @@ def test_a_malformed_request_costs_one_log_line_without_a_traceback(caplog: Any)
     assert "\n" not in loud[0].getMessage()
 
 
-def test_one_connection_over_the_limit_is_answered_503_and_closed() -> None:
-    async def scenario() -> tuple[bytes, bytes]:
-        async with create_source(_config(maxconnections=2, headertimeout=0.3)) as source:
+def _server(source: Any) -> Any:
+    return source._runner.server  # the GuardedServer
+
+
+async def _until(condition: Any) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("timed out")
+
+
+def test_idle_connections_make_room_for_a_new_one() -> None:
+    """Issue 35, item 8: connections held open doing nothing cannot keep a client out; the one idle longest
+    goes."""
+    async def scenario() -> tuple[bytes, bytes, int]:
+        async with create_source(_config(maxconnections=2, maxconnectionsperclient=10, headertimeout=2)) as source:
+            first = await asyncio.open_connection("127.0.0.1", source.port)
+            await _until(lambda: _server(source).open_connections == 1)
+            second = await asyncio.open_connection("127.0.0.1", source.port)
+            await _until(lambda: _server(source).open_connections == 2)
+            newcomer = asyncio.ensure_future(_exchange(source.port, HEAD))  # a head that never ends
+            oldest = await asyncio.wait_for(first[0].read(), 5)  # closed to make room
+            await _until(lambda: _server(source).evicted == 1)
+            second[1].close()
+            return oldest, await asyncio.wait_for(newcomer, 5), _server(source).refused
+    oldest, newcomer, refused = run(scenario)
+    assert oldest == b""  # closed without an answer
+    assert newcomer == b"" and refused == 0  # it was let in (cut at its head timeout, not answered 503)
+
+
+def test_one_connection_over_the_limit_while_every_one_is_in_a_request_is_answered_503() -> None:
+    async def scenario() -> bytes:
+        async with create_source(_config(maxconnections=2, maxconnectionsperclient=10, bodytimeout=5)) as source:
+            busy = []
+            for _ in range(2):  # each in a request: the head sent, the body still coming
+                reader, writer = await asyncio.open_connection("127.0.0.1", source.port)
+                writer.write(HEAD + b"Content-Length: 100\r\n\r\n{")
+                await writer.drain()
+                busy.append(writer)
+            await _until(lambda: not _server(source)._idle_since and _server(source).open_connections == 2)
+            over = await asyncio.wait_for(_exchange(source.port, HEAD), 5)
+            for writer in busy:
+                writer.close()
+            return over
+    over = run(scenario)
+    assert over.startswith(b"HTTP/1.1 503"), over
+
+
+def test_connections_from_one_client_are_bounded() -> None:
+    async def scenario() -> tuple[bytes, int]:
+        async with create_source(_config(maxconnections=100, maxconnectionsperclient=2, headertimeout=2)) as source:
             held = [await asyncio.open_connection("127.0.0.1", source.port) for _ in range(2)]
             over = await asyncio.wait_for(_exchange(source.port, HEAD), 5)
             for _, writer in held:
                 writer.close()
-            for _ in range(100):  # the closed ones free their places
-                if source._runner is not None and source._runner.server.open_connections == 0:  # type: ignore
-                    break
-                await asyncio.sleep(0.01)
-            again = await asyncio.wait_for(_exchange(source.port, HEAD), 5)  # cut at the head timeout, not 503
-            return over, again
-    over, again = run(scenario)
+            return over, _server(source).evicted
+    over, evicted = run(scenario)
     assert over.startswith(b"HTTP/1.1 503"), over
-    assert again == b"", again
+    assert evicted == 0
+
+
+def test_the_per_client_bound_defaults_to_a_quarter_of_the_connections() -> None:
+    assert source_options(_config()).max_per_client == 256
+    assert source_options(_config(maxconnections=2)).max_per_client == 1

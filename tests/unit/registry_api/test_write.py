@@ -198,10 +198,37 @@ def test_a_document_that_would_not_compile_is_refused_and_changes_nothing(tmp_pa
         assert status == 400 and body["type"] == SPEC + "parsing_data"
         status, _, body = await gw.call("PUT", "/messagegroups/g", raw=b"")
         assert status == 400 and body["type"].endswith("http.md#missing_body")
+        # nested past Python's recursion limit: a 400 like any unreadable body, never a 500 (issue 35, item 11)
+        status, _, body = await gw.call("PUT", "/messagegroups/g", raw=b"[" * 100_000 + b"]" * 100_000)
+        assert status == 400 and body["type"] == SPEC + "parsing_data"
+        status, _, body = await gw.call("PUT", "/schemagroups/s/schemas/x/versions/1",
+                                        raw=b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+                                        headers={"Content-Type": "application/json"})
+        assert status == 400 and body["type"] == SPEC + "parsing_data"
         status, _, body = await gw.call("PUT", "/messagegroups/-bad", {})
         assert status == 400 and body["type"] == SPEC + "malformed_id"
         status, _, body = await gw.call("PUT", "/messagegroups/g", {"messagegroupid": "h"})
         assert status == 400 and body["type"] == SPEC + "mismatched_id"
+    scenario(tmp_path, steps)
+
+
+def test_ids_differing_only_in_case_are_refused(tmp_path: Path) -> None:
+    """core/spec.md `<SINGULAR>id`: unique case-insensitively within the parent (issue 35, item 11)."""
+    async def steps(gw: Gateway) -> None:
+        status, _, _ = await gw.call("PUT", "/messagegroups/w.g", {"messages": {"m": message("com.example.m")}})
+        assert status == 201
+        for path, body in (("/messagegroups/W.G", {}),                                   # a group
+                           ("/messagegroups/OPS", {}),                                    # beside an operator's
+                           ("/messagegroups/w.g/messages/M", message("com.example.n")),   # a resource
+                           ("/messagegroups/W.g/messages/x", message("com.example.x"))):  # a group made implicitly
+            status, _, answer = await gw.call("PUT", path, body)
+            assert status == 400 and answer["type"] == SPEC + "mismatched_id", (path, answer)
+        status, _, answer = await gw.call("POST", "/messagegroups", {"a.b": {}, "A.B": {}})  # within one request
+        assert status == 400 and answer["type"] == SPEC + "mismatched_id"
+        await gw.call("PUT", "/schemagroups/s/schemas/x/versions/v1", {"schema": {"type": "object"}})
+        status, _, answer = await gw.call("PUT", "/schemagroups/s/schemas/x/versions/V1", {"schema": {}})
+        assert status == 400 and answer["type"] == SPEC + "mismatched_id"
+        assert files(gw.config) == ["registry-api/messagegroups/w.g.xreg.json", "registry-api/schemagroups/s.xreg.json"]
     scenario(tmp_path, steps)
 
 
