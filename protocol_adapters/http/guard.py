@@ -8,6 +8,10 @@
   answered 503 and closed before anything is read from it. Idle connections held open in bulk cannot keep
   real requests out (issue 35, item 8).
 - `max_per_client`: connections from one client address at once; one more is answered 503 and closed.
+- `max_request_bytes`: the bytes one request may take on the wire, head and body framing included. A
+  chunked body's size lines and chunk extensions are not body, so `maxbodysize` alone did not bound them
+  (a 20 MB chunk extension was read to its end); past this, the request is answered 413 and the connection
+  closed.
 - A request aiohttp cannot parse (`Content-Length: -1`, a broken head) is answered 400 by aiohttp and costs
   one log line here, not a traceback that repeats the client's bytes.
 
@@ -26,13 +30,14 @@ from aiohttp.web_protocol import RequestHandler
 
 log = logging.getLogger("xgate.http")
 BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+TOO_LARGE = b"HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 # characters of a parse error kept in the log line (it may quote what the client sent)
 ERROR_CHARS = 160
 
 
 class GuardedServer(web.Server):
     def __init__(self, handler: Any, *, endpoint_id: str, header_timeout: float, max_connections: int,
-                 max_per_client: int | None = None, **kwargs: Any) -> None:
+                 max_per_client: int | None = None, max_request_bytes: int | None = None, **kwargs: Any) -> None:
         super().__init__(self._in_request(handler), keepalive_timeout=header_timeout, **kwargs)
         self.endpoint_id = endpoint_id
         self.max_connections = max_connections
@@ -41,6 +46,9 @@ class GuardedServer(web.Server):
         self.refused = 0  # connections turned away (no idle one to take the place of, or over max_per_client)
         self.evicted = 0  # idle connections closed to make room
         self.malformed = 0  # requests aiohttp could not parse
+        self.max_request_bytes = max_request_bytes
+        self.oversized = 0  # requests cut off past max_request_bytes
+        self.wire_bytes: dict[RequestHandler, int] = {}  # per connection, since its last request ended
         # open connections in the order they last became idle (dicts keep insertion order), with their client
         self._idle_since: dict[RequestHandler, None] = {}
         self._client: dict[RequestHandler, str] = {}
@@ -57,6 +65,7 @@ class GuardedServer(web.Server):
             try:
                 return await handler(request)  # type: ignore[no-any-return]
             finally:
+                self.wire_bytes.pop(connection, None)
                 if connection in self._client:
                     self._idle_since[connection] = None  # idle again: the newest, evicted last
         return handle
@@ -88,6 +97,7 @@ class GuardedServer(web.Server):
     def connection_lost(self, handler: RequestHandler, exc: BaseException | None = None) -> None:
         self.open_connections -= 1
         self._idle_since.pop(handler, None)
+        self.wire_bytes.pop(handler, None)
         client = self._client.pop(handler, None)
         if client is not None:
             left = self._per_client.get(client, 1) - 1
@@ -99,6 +109,20 @@ class GuardedServer(web.Server):
 
 
 class _GuardedHandler(RequestHandler):
+    def data_received(self, data: bytes) -> None:
+        server = self._manager
+        if isinstance(server, GuardedServer) and server.max_request_bytes is not None:
+            taken = server.wire_bytes.get(self, 0) + len(data)
+            server.wire_bytes[self] = taken
+            if taken > server.max_request_bytes:
+                server.oversized += 1
+                server.wire_bytes.pop(self, None)
+                if self.transport is not None:
+                    self.transport.write(TOO_LARGE)
+                self.force_close()
+                return
+        super().data_received(data)
+
     def log_exception(self, *args: Any, **kw: Any) -> None:
         exc = kw.get("exc_info")
         server = self._manager

@@ -17,7 +17,7 @@ Read from `config.options` (the endpoint's `protocoloptions`, xRegistry 1.0 name
 | `apikeyin` | both | `header` | `header` or `query` |
 | `plainscheme` | sink | `basic` | with `config.username`: `basic` (RFC 7617) or `query` (needs the two fields below) |
 | `plainusernamefield`, `plainpasswordfield` | sink | none | query parameter names for `plainscheme: query` |
-| `maxbodysize` | source | 1048576 | largest request body in bytes (after decompression); larger -> 413 |
+| `maxbodysize` | source | 1048576 | largest request body in bytes (after decompression); larger -> 413; a request taking more than this + 1 MiB on the wire (head and chunk framing included) -> 413 and the connection closes |
 | `maxinflight` | source | 1000 | requests accepted and not yet acknowledged by the runtime; more wait `queuetimeout` |
 | `queuetimeout` | source | 10.0 | seconds a request waits for room before it is answered 503 |
 | `responsetimeout` | source | 30.0 | seconds a request waits for the runtime's ack before it is answered 503 |

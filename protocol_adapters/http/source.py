@@ -32,6 +32,8 @@ from protocol_adapters.http.options import RESPOND_RECEIPT, HttpSourceOptions, s
 
 JSON = "application/json"
 CHUNK = 64 * 1024
+# what a request may take on the wire beyond `maxbodysize`: its head and the framing of a chunked body
+WIRE_SLACK = 1024 * 1024
 
 
 class _Signal(Enum):
@@ -79,7 +81,7 @@ class HttpSource:
         # no access log: nothing is logged per message
         server = GuardedServer(self._handle, endpoint_id=options.endpoint_id, header_timeout=options.header_timeout,
                                max_connections=options.max_connections, max_per_client=options.max_per_client,
-                               access_log=None)
+                               max_request_bytes=options.max_body_size + WIRE_SLACK, access_log=None)
         runner = web.ServerRunner(server, shutdown_timeout=5.0)
         await runner.setup()
         site = web.TCPSite(runner, options.host, options.port, ssl_context=options.ssl,
