@@ -26,6 +26,7 @@ Client tuning, read from `config.options` and then `config.extra` (aiokafka name
 | `session_timeout_ms` | source | `10000` | group session timeout |
 | `heartbeat_interval_ms` | source | `3000`, at most a third of the session | group heartbeat interval |
 | `rebalance_timeout_ms` | source | `session_timeout_ms` | how long the broker waits for members to rejoin during a rebalance |
+| `group_instance_id` | source | none | static membership (KIP-345): a gateway restarted with the same id within `session_timeout_ms` takes its partitions back at once, with no rebalance and no wait for the dead member's session to end; a stopped one keeps them that long (it does not leave the group). With `--workers N`, worker i uses `<id>-<i>` |
 | `max_poll_interval_ms` | source | `300000` | longest pause between fetches before the consumer leaves its group |
 | `commit_interval_ms` | source | `200` | how often acknowledged offsets are committed |
 | `commit_every` | source | `1000` | also commit as soon as this many messages were acknowledged |
@@ -56,7 +57,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gateway.errors import AdapterError
@@ -69,6 +70,7 @@ _SCHEMES = {"": "PLAINTEXT", "tcp": "PLAINTEXT", "kafka": "PLAINTEXT", "plaintex
 _SASL = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _ISOLATION = ("read_uncommitted", "read_committed")
 _RESETS = ("earliest", "latest", "none")
+INSTANCE = "group_instance_id"  # the static member id (KIP-345)
 _COMPRESSIONS = ("gzip", "snappy", "lz4", "zstd")
 
 
@@ -125,6 +127,7 @@ class KafkaSourceOptions:
     commit: bool = True  # False: an observer (xgate capture) that reads in a group of its own and never commits
     transactional_id: str | None = None  # set by an exactly-once route (gateway/routes/exactly_once.py)
     isolation_level: str = "read_uncommitted"
+    group_instance_id: str | None = None  # static membership (KIP-345)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +184,7 @@ def source_options(config: EndpointConfig) -> KafkaSourceOptions:
         backoff_max=read.integer("reconnect_backoff_max_ms", default=5000, least=0) / 1000,
         transactional_id=_transactional_id(config),
         isolation_level=read.text("isolation_level", default="read_uncommitted", choices=_ISOLATION, lower=True),
+        group_instance_id=read.text(INSTANCE, default=None),
     )
 
 
@@ -300,5 +304,10 @@ __all__ = [
 
 def share_source(config: EndpointConfig, worker: int) -> EndpointConfig:
     """`xgate run --workers N`: every worker joins the endpoint's consumer group (`consumergroup`, default
-    `xgate-<endpoint id>`), so Kafka already hands each partition to one worker; nothing to change."""
+    `xgate-<endpoint id>`), so Kafka already hands each partition to one worker. A static member id
+    (`group_instance_id`) must differ between members: worker i gets `<id>-<i>`."""
+    if config.options.get(INSTANCE):
+        return replace(config, options={**config.options, INSTANCE: f"{config.options[INSTANCE]}-{worker}"})
+    if config.extra.get(INSTANCE):
+        return replace(config, extra={**config.extra, INSTANCE: f"{config.extra[INSTANCE]}-{worker}"})
     return config

@@ -62,6 +62,7 @@ class KafkaSource:
             raise AdapterError(f"Kafka source {options.endpoint_id!r}: bad TLS settings: {exc}") from exc
         consumer = AIOKafkaConsumer(
             group_id=options.group_id,
+            group_instance_id=options.group_instance_id,
             enable_auto_commit=False,
             auto_offset_reset=options.auto_offset_reset,
             session_timeout_ms=options.session_timeout_ms,

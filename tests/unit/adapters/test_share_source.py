@@ -75,3 +75,18 @@ def test_a_protocol_that_cannot_share_says_so() -> None:
 
     with pytest.raises(GatewayError, match="--workers 1"):
         registry.share_source(_config("MEMORY", "memory://x"), 1)
+
+
+def test_kafka_workers_get_static_member_ids_of_their_own() -> None:
+    """Issue 35, item 12: `group_instance_id` (KIP-345) must differ between the group's members."""
+    from protocol_adapters.kafka.options import source_options as kafka_source_options
+
+    config = _config("KAFKA", "tcp://127.0.0.1:9092", topic="orders", group_instance_id="edge-1")
+    assert kafka_source_options(config).group_instance_id == "edge-1"
+    ids = {kafka_source_options(registry.share_source(config, worker)).group_instance_id for worker in (0, 1)}
+    assert ids == {"edge-1-0", "edge-1-1"}
+    plain = _config("KAFKA", "tcp://127.0.0.1:9092", topic="orders")
+    assert kafka_source_options(registry.share_source(plain, 0)).group_instance_id is None
+    from_settings = EndpointConfig("orders.in", "KAFKA", ("127.0.0.1:9092",), {"topic": "orders"},
+                                   extra={"group_instance_id": "edge-2"})
+    assert kafka_source_options(registry.share_source(from_settings, 1)).group_instance_id == "edge-2-1"
