@@ -3,7 +3,10 @@
     python -m bench.memory [--definitions 1000] [--messages 2000000] [--rounds 5]
 
 Each figure comes from a fresh Python process that has first loaded and compiled a one-definition registry,
-so the modules loading and compiling import on first use are not counted against the definitions. The definitions are the reference workload's 50, copied up to --definitions with every
+so the modules loading and compiling import on first use are not counted against the definitions. RSS is
+read after each step has settled the heap as `xgate run` does once started (gateway/runtime/heap.py:
+garbage collected, the C heap's free pages handed back): what the process holds, not pages the compile
+freed and the allocator kept. The definitions are the reference workload's 50, copied up to --definitions with every
 group, message and type id renamed. The main row makes every copy's schemas distinct too (property names,
 bounds, patterns and enums changed), as a registry of that size would be; the second row keeps each copy's
 schemas identical to the first 50, which the compile cache compiles once: the difference is what it saves.
@@ -20,7 +23,6 @@ extrapolated to 10M messages, against the same 5 MiB bound (it took 10 of make b
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import subprocess
 import sys
@@ -40,6 +42,14 @@ PARTS = ("load", "compile", "core", "compiled", "total")
 def rss_bytes() -> int:
     with open("/proc/self/statm", encoding="ascii") as statm:
         return int(statm.read().split()[1]) * PAGE
+
+
+def settled_rss() -> int:
+    """RSS once the heap is settled as `xgate run` settles it after start-up (and after every reload)."""
+    from gateway.runtime import heap
+
+    heap.resettle()
+    return rss_bytes()
 
 
 def _distinct(schema: Any, copy: int) -> Any:
@@ -145,14 +155,13 @@ def _compile_child(definitions: int, folder: str, distinct: bool = True) -> dict
     warmed = load_snapshot([warm])
     NativeJudge(compile_registry(warmed.registry, warmed.digest))
     del warmed
-    gc.collect()
-    before = rss_bytes()
+    before = settled_rss()
     snapshot = load_snapshot([path])
-    loaded = rss_bytes()
+    loaded = settled_rss()
     ruleset = compile_registry(snapshot.registry, snapshot.digest)
-    compiled = rss_bytes()
+    compiled = settled_rss()
     judge = NativeJudge(ruleset)  # what `xgate run` and `check` build beside the ruleset (issue 31)
-    cored = rss_bytes()
+    cored = settled_rss()
     assert judge.available, "the native core is not built (make install)"
     assert not [d for d in ruleset.diagnostics if d.severity.value == "error"], ruleset.diagnostics[:3]
     return {"definitions": ruleset.definition_count,
