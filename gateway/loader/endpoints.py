@@ -106,6 +106,19 @@ def read_addresses(entries: Any, where: Origin, ctx: Ctx) -> list[str]:
     return addresses
 
 
+def written_addresses(raw: Any) -> list[str]:
+    """Every address an endpoint document's body names, wherever its version writes the list (as
+    `_address_list` finds it), entries of other shapes left out: what a registry write is checked for
+    (gateway/registry_api/endpoint_policy.py)."""
+    if not isinstance(raw, dict):
+        return []
+    options, config = raw.get("protocoloptions"), raw.get("config")
+    lists = [raw.get("endpoints"), options.get("endpoints") if isinstance(options, dict) else None,
+             config.get("endpoints") if isinstance(config, dict) else None]
+    return [address for entries in lists if isinstance(entries, list) for entry in entries
+            for address in _entry_addresses(entry)]
+
+
 _ENTRY_SHAPES = '{"uri": "<URI>"} or, for KAFKA, {"bootstrap.servers": ["host:port", ...]}'
 
 

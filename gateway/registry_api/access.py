@@ -18,6 +18,7 @@ APIKEY_HEADER = "X-API-Key"
 
 class WriteAccess:
     def __init__(self, settings: WriteSettings) -> None:
+        self.settings = settings
         self._apikey = settings.apikey.encode("utf-8") if settings.apikey is not None else None
         self._basic = BasicAuth(settings.username, settings.password) \
             if settings.username is not None and settings.password is not None else None

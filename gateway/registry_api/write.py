@@ -38,6 +38,7 @@ from gateway.registry_api import store
 from gateway.registry_api.access import WriteAccess
 from gateway.registry_api.candidate import Loading, new_problems
 from gateway.registry_api.edit import REGISTRY_READ_ONLY, Editor, rewrite_local_refs
+from gateway.registry_api.endpoint_policy import EndpointPolicy
 from gateway.registry_api.errors import ApiError, json_response
 from gateway.registry_api.query import NO_INLINE
 from gateway.registry_api.render import DETAILS, Renderer
@@ -123,6 +124,7 @@ class RegistryWriter:
         self.config_dir = Path(config_dir).resolve()
         self.view, self.access, self.reloader = view, access, reloader
         self.adapter_problems = adapter_problems
+        self.endpoints = EndpointPolicy(access.settings.endpoints, access.settings.addresses)
 
     def _loading(self) -> Loading:
         r = self.reloader
@@ -166,6 +168,7 @@ class RegistryWriter:
             plan = editor.plan
             if not plan.groups:
                 return shape, plan, 200
+            self._check_endpoints(plan.groups, req)
             expected = await asyncio.to_thread(self._commit, loading, plan.groups, req.path)
             self.view.correlation = correlation
             try:
@@ -178,6 +181,20 @@ class RegistryWriter:
                                req.path, detail="the reload after the write did not take the written files; "
                                                 "see the gateway's log")
             return shape, plan, 201 if plan.created else 200
+
+    def _check_endpoints(self, groups: dict[tuple[str, str], dict[str, Any] | None], req: Request) -> None:
+        """Endpoints are written only with their own permission, and name no address the policy refuses."""
+        for (plural, eid), body in groups.items():
+            if plural != "endpoints":
+                continue
+            if not self.endpoints.allowed:
+                raise not_supported(req.method, req.path, f"/endpoints/{eid}: endpoints are written through the API "
+                                    "only when gateway.yaml registry.write.endpoints is true")
+            refusal = self.endpoints.refusal(body) if body is not None else None
+            if refusal is not None:
+                raise ApiError(400, "invalid_attribute", f'The attribute "endpoints" for "/endpoints/{eid}" is not '
+                               f"valid: {refusal}.", f"/endpoints/{eid}",
+                               {"name": "endpoints", "error_detail": refusal})
 
     def _commit(self, loading: Loading, groups: dict[tuple[str, str], dict[str, Any] | None], subject: str
                 ) -> dict[Path, bytes | None]:

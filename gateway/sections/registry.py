@@ -7,6 +7,8 @@ registry:
     apikey_file: /run/secrets/registry-apikey   # `X-API-Key: KEY` or `Authorization: Bearer KEY`
     username: ci                    # and/or basic auth, both or neither (or username_file / password_file)
     password_file: /run/secrets/registry-password
+    endpoints: false                # true: writes may add, change and remove endpoints too
+    addresses: [127.0.0.1]          # loopback, link-local or 0.0.0.0 addresses an endpoint written may name
   events:                           # a CloudEvent for every change of the registry served (events.py)
     endpoint: registry.changes      # a producer endpoint of the documents: any adapter (Kafka, MQTT, NATS, AMQP, HTTP)
     max_entity_bytes: 65536         # an entity larger than this travels as its self URL only
@@ -23,7 +25,8 @@ from typing import Any
 from gateway import config_values
 from gateway.config_values import read_secret
 
-WRITE_KEYS = ("apikey", "apikey_file", "username", "username_file", "password", "password_file")
+WRITE_KEYS = ("apikey", "apikey_file", "username", "username_file", "password", "password_file", "endpoints",
+              "addresses")
 EVENT_KEYS = ("endpoint", "max_entity_bytes")
 DEFAULT_MAX_ENTITY_BYTES = 65536
 
@@ -35,6 +38,10 @@ class WriteSettings:
     apikey: str | None = field(default=None, repr=False)
     username: str | None = None
     password: str | None = field(default=None, repr=False)
+    # what the writes may say about endpoints (registry_api/endpoint_policy.py): off, and no loopback,
+    # link-local or unspecified address unless listed
+    endpoints: bool = False
+    addresses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +71,19 @@ def read_write(raw: Any, where: str, problems: list[str]) -> WriteSettings | Non
         problems.append(f"{where}: the registry is never writable without credentials: give apikey (or "
                         "apikey_file), or username and password (or their _file)")
         return None
-    return WriteSettings(apikey, username, password)
+    endpoints = False
+    if raw.get("endpoints") is not None:
+        try:
+            endpoints = config_values.flag(raw["endpoints"])
+        except config_values.ValueProblem as exc:
+            problems.append(f"{where}/endpoints: {exc}")
+            return None
+    addresses = raw.get("addresses") or []
+    if not isinstance(addresses, list) or not all(isinstance(a, str) and a.strip() for a in addresses):
+        problems.append(f"{where}/addresses: expected a list of host names, addresses or CIDR ranges, found "
+                        f"{addresses!r}")
+        return None
+    return WriteSettings(apikey, username, password, endpoints, tuple(a.strip() for a in addresses))
 
 
 def read_events(raw: Any, where: str, problems: list[str]) -> EventSettings | None:

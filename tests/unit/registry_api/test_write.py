@@ -15,7 +15,10 @@ from gateway.envelope import Envelope
 from gateway.sections.registry import WriteSettings
 from gateway.verdict import Outcome
 from tests.unit.registry_api.support import run
-from tests.unit.registry_api.writing import SPEC, Gateway, basic, gateway, message, operator_files
+from tests.unit.registry_api.writing import KEY, SPEC, Gateway, basic, gateway, message, operator_files
+
+# the endpoints these tests write name 127.0.0.1 (issue 35, item 7: off by default, loopback refused unless listed)
+ENDPOINTS_ON = WriteSettings(apikey=KEY, endpoints=True, addresses=("127.0.0.1",))
 
 
 def files(config: Path) -> list[str]:
@@ -86,7 +89,54 @@ def test_endpoint_groups_with_inline_messages_and_group_references(tmp_path: Pat
         status, _, body = await gw.call("POST", "/endpoints/e1", {"description": "x"})
         assert status == 400 and body["type"] == SPEC + "resources_only"
         assert sorted(gw.view.state.root.collections["endpoints"]["e1"].collections["messages"]) == ["own", "two"]
+    scenario(tmp_path, steps, ENDPOINTS_ON)
+
+
+def test_endpoints_are_written_only_with_their_own_permission(tmp_path: Path) -> None:
+    """Issue 35, item 7: the write key alone does not let a client add a listener or a relay."""
+    async def steps(gw: Gateway) -> None:
+        relay = {"usage": ["producer"], "protocol": "HTTP",
+                 "protocoloptions": {"endpoints": [{"uri": "https://hooks.example.com/in"}]}}
+        status, headers, body = await gw.call("PUT", "/endpoints/relay", relay)
+        assert status == 405 and body["type"] == SPEC + "action_not_supported", body
+        assert "registry.write.endpoints" in json.dumps(body)
+        status, _, body = await gw.call("POST", "/", {"endpoints": {"relay": relay}})
+        assert status == 405, body
+        assert files(gw.config) == []
     scenario(tmp_path, steps)
+
+
+@pytest.mark.parametrize(("address", "allowed"), [
+    ("http://0.0.0.0:8080/in", False),                    # a listener on every interface
+    ("http://127.0.0.1:9464/metadata", False),            # loopback
+    ("http://[::1]:80/x", False),
+    ("http://169.254.169.254/latest/meta-data", False),   # link-local: cloud metadata
+    ("http://LOCALHOST:80/", False),
+    ("http://api.localhost/", False),
+    ("https://hooks.example.com/in", True),               # a name: not resolved, allowed
+    ("http://10.1.2.3:80/in", True),                      # private, not loopback: allowed
+])
+def test_an_endpoint_may_not_name_loopback_link_local_or_unspecified_addresses(
+        tmp_path: Path, address: str, allowed: bool) -> None:
+    async def steps(gw: Gateway) -> None:
+        endpoint = {"usage": ["producer"], "protocol": "HTTP", "protocoloptions": {"endpoints": [{"uri": address}]}}
+        status, _, body = await gw.call("PUT", "/endpoints/e", endpoint)
+        if allowed:
+            assert status == 201, body
+        else:
+            assert status == 400 and body["type"] == SPEC + "invalid_attribute", body
+    scenario(tmp_path, steps, WriteSettings(apikey=KEY, endpoints=True))
+
+
+def test_listed_addresses_are_allowed(tmp_path: Path) -> None:
+    async def steps(gw: Gateway) -> None:
+        kafka = {"usage": ["producer"], "protocol": "KAFKA",
+                 "protocoloptions": {"topic": "t", "endpoints": [{"bootstrap.servers": ["127.0.0.1:9092"]}]}}
+        assert (await gw.call("PUT", "/endpoints/k", kafka))[0] == 201
+        kafka["protocoloptions"]["endpoints"] = [{"bootstrap.servers": ["127.0.0.2:9092", "[::1]:9092"]}]
+        status, _, body = await gw.call("PUT", "/endpoints/k", kafka)
+        assert status == 400 and "::1" in json.dumps(body), body
+    scenario(tmp_path, steps, WriteSettings(apikey=KEY, endpoints=True, addresses=("127.0.0.0/8",)))
 
 
 # -- messages -------------------------------------------------------------------------------------------------
@@ -209,7 +259,7 @@ def test_a_document_that_would_not_compile_is_refused_and_changes_nothing(tmp_pa
         assert status == 400 and body["type"] == SPEC + "malformed_id"
         status, _, body = await gw.call("PUT", "/messagegroups/g", {"messagegroupid": "h"})
         assert status == 400 and body["type"] == SPEC + "mismatched_id"
-    scenario(tmp_path, steps)
+    scenario(tmp_path, steps, ENDPOINTS_ON)
 
 
 def test_ids_differing_only_in_case_are_refused(tmp_path: Path) -> None:

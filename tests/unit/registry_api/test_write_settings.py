@@ -36,6 +36,8 @@ def test_write_takes_an_api_key_file_and_basic_auth(tmp_path: Path) -> None:
     ("registry:\n  write: {}\n", "/registry/write: the registry is never writable without credentials"),
     ("registry:\n  write: {username: ci}\n", "/registry/write: basic auth needs both"),
     ("registry:\n  write: {apikey: k, token: t}\n", "/registry/write/token: unknown setting"),
+    ("registry:\n  write: {apikey: k, endpoints: sometimes}\n", "/registry/write/endpoints: expected true or false"),
+    ("registry:\n  write: {apikey: k, addresses: 127.0.0.1}\n", "/registry/write/addresses: expected a list"),
     ("registry:\n  events: {max_entity_bytes: 10}\n", "/registry/events/endpoint: expected non-empty text"),
     ("registry:\n  events: {endpoint: e, max_entity_bytes: -1}\n", "/registry/events/max_entity_bytes: expected"),
 ])
@@ -44,6 +46,16 @@ def test_write_and_events_problems_name_the_field(tmp_path: Path, text: str, pro
     assert any(p.startswith(problem) for p in problems), problems
     if "write" in text and "token" not in text:
         assert settings.registry.write is None  # type: ignore[attr-defined]
+
+
+def test_endpoint_writes_are_off_unless_asked_for(tmp_path: Path) -> None:
+    settings, _ = settings_of(tmp_path, "registry:\n  write: {apikey: k}\n")
+    assert (settings.registry.write.endpoints, settings.registry.write.addresses) == (False, ())  # type: ignore[attr-defined]
+    settings, problems = settings_of(tmp_path, "registry:\n  write: {apikey: k, endpoints: true, "
+                                               "addresses: [127.0.0.1, 'fe80::/10']}\n")
+    assert problems == []
+    write = settings.registry.write  # type: ignore[attr-defined]
+    assert (write.endpoints, write.addresses) == (True, ("127.0.0.1", "fe80::/10"))
 
 
 def test_an_events_endpoint_the_documents_lack_stops_startup(tmp_path: Path) -> None:
