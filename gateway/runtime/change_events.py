@@ -31,6 +31,7 @@ from gateway.errors import GatewayError, MessageRefused
 from gateway.registry_api.events import CONTENT_TYPE, change_events, encode
 from gateway.registry_api.served import ApiState
 from gateway.runtime.remap import outgoing
+from gateway.runtime.waiting import either
 from protocol_adapters.base import EndpointConfig, SinkAdapter
 
 log = logging.getLogger("xgate.registry.events")
@@ -108,7 +109,7 @@ class ChangePublisher:
         self._wake.set()  # what a previous process left in the outbox
         failures = 0
         while not stop.is_set():
-            await _wait_either(self._wake, stop)
+            await either(self._wake, stop)
             if stop.is_set():
                 break
             self._wake.clear()
@@ -145,12 +146,3 @@ class ChangePublisher:
             if self.outbox.events and self.outbox.events[0] is event:
                 self.outbox.events.pop(0)
             self.outbox.save()
-
-
-async def _wait_either(wake: asyncio.Event, stop: asyncio.Event) -> None:
-    waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(wake.wait())]
-    try:
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()

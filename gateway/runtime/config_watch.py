@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.loader.discover import is_document
+from gateway.runtime.waiting import either
 from gateway.settings import SETTINGS_FILES
 
 log = logging.getLogger("xgate.reload")
@@ -66,12 +67,7 @@ async def watch_quietly(directory: Path, debounce: float, stop: asyncio.Event,
 
 async def _first_change(changed: asyncio.Event, stop: asyncio.Event) -> bool:
     """Wait for a change (True) or for `stop` (False)."""
-    waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(stop.wait())]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for wait in waits:
-            wait.cancel()
+    await either(changed, stop)
     return not stop.is_set()
 
 
