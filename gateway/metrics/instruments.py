@@ -24,7 +24,8 @@ LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0
                    5.0, 10.0, 30.0)
 VERDICTS = ("conformant", "nonconformant", "unmatched")
 ACTIONS = ("forwarded", "deadlettered", "rejected", "dropped")
-UNDELIVERABLE_CAUSES = ("too-large", "refused")  # MessageRefused.cause of gateway.errors
+# MessageRefused.cause of gateway.errors, and records a source could not read (a Kafka batch: skipped)
+UNDELIVERABLE_CAUSES = ("too-large", "refused", "unreadable")
 
 
 def _make(metric: names.MetricName, registry: CollectorRegistry) -> Any:

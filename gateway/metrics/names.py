@@ -44,7 +44,8 @@ ADAPTER_UP = MetricName("xgate_adapter_up", "gauge", ("endpoint", "role"),
 UNDELIVERABLE = MetricName(
     "xgate_undeliverable_messages_total", "counter", ("endpoint", "destination", "cause"),
     "Messages a destination can never accept (cause: too-large, refused) that no dead-letter destination could "
-    "hold either: acknowledged and dropped, each one logged.")
+    "hold either: acknowledged and dropped, each one logged; and records the source could not read (cause: "
+    "unreadable, destination ''), skipped and logged by range.")
 DESTINATION_UP = MetricName("xgate_destination_up", "gauge", ("endpoint", "destination"),
                             "0 while a route's destination has failed every send for a few seconds, else 1.",
                             merge="min")

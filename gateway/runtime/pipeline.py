@@ -194,9 +194,17 @@ class Pipeline:
             if pending:
                 await asyncio.wait(pending)
 
+    def count_unreadable(self, source: Any) -> None:
+        """Records the source skipped because it could not read them (a Kafka source's unreadable batch)."""
+        take = getattr(source, "take_unreadable", None)
+        skipped = take() if take is not None else 0
+        if skipped:
+            self.metrics.undeliverable[("", "unreadable")].inc(skipped)
+
     async def handle(self, source: Any, batch: list[Envelope]) -> None:
         """One batch from source to sink: judge every message in one loop, deliver each destination's share
         with one call, settle at the source (with one call where it can), count once per batch."""
+        self.count_unreadable(source)
         stats, metrics = self.stats, self.metrics
         stats.inflight += len(batch)
         metrics.inflight.inc(len(batch))

@@ -65,6 +65,7 @@ class RecordLane:
     async def handle(self, source: Any, handles: list[Handle]) -> None:
         """One batch: judged at once, conformant records forwarded as they came, the rest the general way."""
         pipeline = self.pipeline
+        pipeline.count_unreadable(source)
         holder = pipeline.holder
         native = holder.native
         position = native.endpoint_position(source.options.endpoint_id) if holder.shadow is None else None

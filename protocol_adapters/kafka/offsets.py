@@ -59,6 +59,17 @@ class PartitionOffsets:
             moved = self.ack(offset) or moved
         return moved
 
+    def skip_to(self, offset: int) -> None:
+        """The offsets before `offset` that were never handed out (an unreadable batch, skipped) count as
+        delivered: once every record handed out before them is acknowledged, the commit point moves past
+        them. Kept as one acknowledged stand-in, the last skipped offset."""
+        last = offset - 1
+        if self.order and self.order[-1] >= last:
+            return
+        self.order.append(last)
+        self.open.add(last)
+        self.ack(last)
+
     def pending(self, offset: int) -> bool:
         return offset in self.open and offset not in self.acked
 

@@ -9,6 +9,12 @@ partition's commit point until acknowledged, so a revocation or close in between
 read again from the broker. When `max_unacked` records are outstanding the partitions are paused
 (backpressure) while the consumer keeps polling so it stays in its group. aiokafka reconnects
 by itself after a broker restart; fetch errors it raises are retried with exponential backoff.
+
+A batch the client cannot read (a codec it lacks, a bad CRC) would fail every fetch from its offset on,
+forever. Its partition is found, the batch stepped over offset by offset to the first record the client
+can read, and the skipped offsets count as delivered (committed once what came before is acknowledged),
+logged with their range and counted (`unreadable`, taken by the pipeline into
+`xgate_undeliverable_messages_total{cause="unreadable"}`): the route goes on (issue 35, item 3).
 """
 
 from __future__ import annotations
@@ -16,11 +22,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import Any, Self
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener  # type: ignore[import-untyped]  # untyped library
+from aiokafka.errors import CorruptRecordException, UnsupportedCodecError  # type: ignore[import-untyped]
 
 from gateway import backoff
 from gateway.envelope import Envelope
@@ -32,6 +40,11 @@ from protocol_adapters.kafka.offsets import PartitionOffsets
 from protocol_adapters.kafka.options import KafkaSourceOptions
 
 _POLL_MS = 200
+# how long a probe for the partition of an unreadable batch waits for that partition's records
+_PROBE_MS = 1000
+# what the client raises for a batch it cannot read: it would raise it again on every fetch from there
+UNREADABLE = (CorruptRecordException, UnsupportedCodecError)
+log = logging.getLogger("xgate.kafka")
 # longest a revocation waits for records already handed out to be delivered before it commits
 _SETTLE_SECONDS = 5.0
 
@@ -53,6 +66,7 @@ class KafkaSource:
         self._commit_lock = asyncio.Lock()
         self._acks_since_commit = 0
         self._committer: asyncio.Task[None] | None = None
+        self.unreadable = 0  # records skipped as unreadable, not yet taken (take_unreadable)
 
     async def __aenter__(self) -> Self:
         options = self.options
@@ -139,6 +153,8 @@ class KafkaSource:
             try:
                 await self._fetch(consumer)
                 failures = 0
+            except UNREADABLE as exc:
+                await self._skip_unreadable(consumer, exc)
             except (TimeoutError, KafkaError, OSError) as exc:
                 if not is_retriable(exc):
                     raise adapter_error(exc, f"consume from {', '.join(self.options.topics)}") from exc
@@ -225,7 +241,46 @@ class KafkaSource:
             return
         if consumer.paused():
             consumer.resume(*consumer.paused())
-        batches = await consumer.getmany(timeout_ms=_POLL_MS, max_records=min(room, options.fetch_max_records))
+        self._take(await consumer.getmany(timeout_ms=_POLL_MS, max_records=min(room, options.fetch_max_records)))
+
+    async def _skip_unreadable(self, consumer: Any, error: Exception) -> None:
+        """Find the partition whose records cannot be read and step past the batch (module docstring).
+
+        A fetch fails whole when one of its batches cannot be read, so the readable records before that
+        batch are read one at a time and handed out as usual; the first offset that cannot be read is then
+        stepped over, one offset a fetch, until a record can be read again."""
+        for tp in sorted(consumer.assignment()):
+            for _ in range(self.options.fetch_max_records):  # one fetch's worth: past it, not this partition
+                try:
+                    found = await consumer.getmany(tp, timeout_ms=_PROBE_MS, max_records=1)
+                except UNREADABLE:
+                    await self._step_over(consumer, tp, error)
+                    return
+                if not found:
+                    break
+                self._take(found)
+        log.warning("Kafka source %r: a fetch could not be read (%s), but no partition failed again",
+                    self.options.endpoint_id, error)
+
+    async def _step_over(self, consumer: Any, tp: Any, error: Exception) -> None:
+        start = offset = await consumer.position(tp)
+        while True:
+            offset += 1
+            consumer.seek(tp, offset)
+            try:
+                found = await consumer.getmany(tp, timeout_ms=_PROBE_MS, max_records=1)
+            except UNREADABLE:
+                continue
+            break
+        first = found[tp][0].offset if found else offset  # nothing more yet: the log ends past the batch
+        self._parts.setdefault(tp, PartitionOffsets()).skip_to(first)
+        self.unreadable += first - start
+        log.error("Kafka source %r: %s[%d] offsets %d-%d cannot be read (%s); skipped, counted and committed past",
+                  self.options.endpoint_id, tp.topic, tp.partition, start, first - 1, error)
+        self._take(found)
+
+    def _take(self, batches: dict[Any, list[Any]]) -> None:
+        """Fetched records to the ready queue, each tracked on its partition."""
         ready = self._ready
         for tp, records in batches.items():
             part = self._parts.get(tp)
@@ -234,6 +289,11 @@ class KafkaSource:
                 part = self._parts[tp] = PartitionOffsets()
             part.track_many([record.offset for record in records])
             ready.extend([(tp, record) for record in records])
+
+    def take_unreadable(self) -> int:
+        """Records skipped as unreadable since the last call."""
+        count, self.unreadable = self.unreadable, 0
+        return count
 
     async def _commit_loop(self) -> None:
         while True:

@@ -283,3 +283,21 @@ class TestPartitionTracker:
         assert part.ack_many([5, 5, 99]) and part.commit_to == 6  # a repeat and an offset never handed out
         assert not part.ack_many([5]) and part.ack_many([6, 7, 8]) and part.commit_to == 8
         assert not part.pending(6) and not part.order
+
+    def test_skipped_offsets_are_committed_past_once_what_came_before_is_acked(self) -> None:
+        """An unreadable batch (offsets 5-9) is stepped over: the commit point passes it, but only after the
+        records handed out before it are acknowledged (issue 35, item 3)."""
+        part = PartitionOffsets()
+        part.track_many([3, 4])
+        part.skip_to(10)
+        part.track_many([10])
+        assert part.pending_commit() is None
+        part.ack(3)
+        assert part.commit_to == 4
+        part.ack(4)
+        assert part.commit_to == 10  # past the skipped batch
+        part.ack(10)
+        assert part.commit_to == 11
+        fresh = PartitionOffsets()
+        fresh.skip_to(7)  # nothing handed out before: committable at once
+        assert fresh.pending_commit() == 7
