@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway import collector
 from gateway.compiler.constraints import resolve_type
 from gateway.compiler.definition import CompiledDefinition
 from gateway.compiler.fields import OptionConstraint
@@ -187,6 +188,7 @@ class LoweredPlan:
         return _text(again.definition(self.definitions[index], self.ranks[index])["rules"])
 
 
+@collector.paused()
 def lower_ruleset(ruleset: Ruleset) -> LoweredPlan:
     """The plan of every endpoint's Kafka index."""
     lowering = _Lowering()

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway import collector
 from gateway.cloudevents import is_batch, protocol_content_type, read_cloudevents
 from gateway.compiler.accepting import Acceptor, Failed
 from gateway.compiler.definition import CompileCache, CompiledDefinition, compile_definition
@@ -206,6 +207,7 @@ def _endpoint_rules(endpoint: EndpointDefinition, compiled: dict[tuple[str, str]
                          tuple(d for d in definitions if d is not None))
 
 
+@collector.paused()
 def compile_registry(registry: Registry, digest: str = "", limits: Limits = DEFAULT_LIMITS) -> Ruleset:
     diagnostics: list[Diagnostic] = []
     cache = CompileCache()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gateway import collector
 from gateway.errors import Diagnostic, Severity
 from gateway.loader.confine import Confinement
 from gateway.loader.context import SchemaSource
@@ -71,6 +72,7 @@ def _add(name: str, decoded: tuple[Any, Diagnostic | None], docs: dict[str, Doc]
     docs[name] = doc
 
 
+@collector.paused()
 def load_snapshot(paths: list[str | Path], overrides: dict[str, bytes | None] | None = None, *,
                   fetcher: RemoteFetcher | None = None,
                   schemas: Callable[[ReferencedSources], SchemaSource] | None = None,

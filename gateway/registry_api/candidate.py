@@ -52,21 +52,26 @@ def _key(diagnostic: Diagnostic) -> tuple[str, str, str]:
     return diagnostic.file, diagnostic.pointer or "", diagnostic.message
 
 
-def new_problems(loading: Loading, staged: dict[Path, Path | None]) -> list[Diagnostic]:
+def new_problems(loading: Loading, staged: dict[Path, Path | None], before: list[Diagnostic] | None = None,
+                 ) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """Errors the directory would have with each final path of `staged` replaced by its staged file (None:
-    removed) that it does not have now; each named by the final path, never the staged one."""
-    _, before = _problems(loading, [], {})
+    removed) that it does not have now, each named by the final path, never the staged one; and all the
+    errors it would have (what `before` is for the next write, once this one is in place). `before`: the
+    directory's errors now, when the caller knows them (write.py keeps the last write's), else loaded here."""
+    if before is None:
+        _, before = _problems(loading, [], {})
     overrides: dict[str, bytes | None] = {str(final): None for final in staged}
     _, after = _problems(loading, [s for s in staged.values() if s is not None], overrides)
     names = {str(s): str(final) for final, s in staged.items() if s is not None}
     known = {_key(d) for d in before}
-    out = []
+    out, every = [], []
     for diagnostic in after:
         named = diagnostic
         for staged_name, final in names.items():
             if staged_name in named.file or staged_name in named.message:
                 named = replace(named, file=named.file.replace(staged_name, final),
                                 message=named.message.replace(staged_name, final))
+        every.append(named)
         if _key(named) not in known:
             out.append(named)
-    return out
+    return out, every

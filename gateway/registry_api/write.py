@@ -125,6 +125,9 @@ class RegistryWriter:
         self.view, self.access, self.reloader = view, access, reloader
         self.adapter_problems = adapter_problems
         self.endpoints = EndpointPolicy(access.settings.endpoints, access.settings.addresses)
+        # (the reloader's digest after the last write, the directory's errors then): the next write's "before"
+        # while nothing else was reloaded since, so a write loads and compiles the registry once, not twice
+        self._known: tuple[str, list[Any]] | None = None
 
     def _loading(self) -> Loading:
         r = self.reloader
@@ -169,12 +172,15 @@ class RegistryWriter:
             if not plan.groups:
                 return shape, plan, 200
             self._check_endpoints(plan.groups, req)
-            expected = await asyncio.to_thread(self._commit, loading, plan.groups, req.path)
+            known = self._known
+            before = known[1] if known is not None and known[0] == self.reloader.snapshot.digest else None
+            expected, after = await asyncio.to_thread(self._commit, loading, plan.groups, req.path, before)
             self.view.correlation = correlation
             try:
                 await self.reloader.reload_locked(f"registry write: {req.method} {req.path}")
             finally:
                 self.view.correlation = None
+            self._known = (self.reloader.snapshot.digest, after)
             taken = self.reloader.snapshot.contents
             if any(taken.get(str(path)) != data for path, data in expected.items()):
                 raise ApiError(500, "server_error", "An unexpected error occurred, please try again later.",
@@ -196,8 +202,8 @@ class RegistryWriter:
                                f"valid: {refusal}.", f"/endpoints/{eid}",
                                {"name": "endpoints", "error_detail": refusal})
 
-    def _commit(self, loading: Loading, groups: dict[tuple[str, str], dict[str, Any] | None], subject: str
-                ) -> dict[Path, bytes | None]:
+    def _commit(self, loading: Loading, groups: dict[tuple[str, str], dict[str, Any] | None], subject: str,
+                before: list[Any] | None = None) -> tuple[dict[Path, bytes | None], list[Any]]:
         """Stage, check and put in place the new group files (blocking: runs in a thread, under the file lock)."""
         with store.exclusive(self.config_dir):
             staged: dict[Path, Path | None] = {}
@@ -208,7 +214,7 @@ class RegistryWriter:
                     data = store.encode_group(plural, gid, body) if body is not None else None
                     contents[final] = data
                     staged[final] = store.stage(final, data) if data is not None else None
-                problems = new_problems(loading, staged)
+                problems, after = new_problems(loading, staged, before)
                 if problems:
                     first = problems[0]
                     raise ApiError(400, "bad_request", f"The request would leave the registry unable to load or "
@@ -225,7 +231,7 @@ class RegistryWriter:
                 for aside in staged.values():
                     if aside is not None and aside.exists():
                         aside.unlink()
-        return {final: data for final, data in contents.items()}
+        return {final: data for final, data in contents.items()}, after
 
     def _stored_reader(self, snapshot: Snapshot, root: Node, req: Request
                        ) -> Callable[[str, str], dict[str, Any] | None]:

@@ -257,11 +257,17 @@ class Engine:
                     problems[config.endpoint_id] = failure_text(exc)
         return problems
 
-    async def apply(self, routes: list[Route], ruleset: Ruleset) -> dict[str, list[str]]:
-        """Swap the ruleset, then start new routes, drain removed ones and restart changed ones."""
+    async def apply(self, routes: list[Route], ruleset: Ruleset, native: NativeJudge | None = None
+                    ) -> dict[str, list[str]]:
+        """Swap the ruleset, then start new routes, drain removed ones and restart changed ones. `native`: the
+        ruleset's core, built beforehand off the event loop (lowering 5,000 definitions takes 0.7 s)."""
         if self._stop.is_set():  # a reload finishing during shutdown starts nothing
             return {"added": [], "removed": [], "restarted": []}
-        self.ref.ruleset = ruleset  # from the next message on, every pipeline judges with the new rules
+        # from the next message on, every pipeline judges with the new rules
+        if native is not None and native.ruleset is ruleset:
+            self.ref.native = native
+        else:
+            self.ref.ruleset = ruleset
         self.metrics[names.DEFINITIONS].set(ruleset.definition_count)
         for running in self._running.values():
             self._bind(running.pipeline.metrics, ruleset)

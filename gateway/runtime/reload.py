@@ -28,6 +28,7 @@ from typing import Any
 
 from gateway import logs
 from gateway.compiler import Ruleset, compile_registry
+from gateway.compiler.core import NativeJudge
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import RemoteFetcher, fetcher_for
@@ -65,9 +66,17 @@ def _changes(old: Snapshot, new: Snapshot) -> dict[str, list[str]]:
                                        ("messages", messages(old), messages(new))):
         out[f"{kind}_added"] = sorted(set(new_items) - set(old_items))
         out[f"{kind}_removed"] = sorted(set(old_items) - set(new_items))
-        out[f"{kind}_modified"] = sorted(k for k in set(old_items) & set(new_items)
-                                         if repr(old_items[k]) != repr(new_items[k]))
+        out[f"{kind}_modified"] = sorted(k for k in set(old_items) & set(new_items) if _differ(old_items[k], new_items[k]))
     return out
+
+
+def _differ(old: Any, new: Any) -> bool:
+    """Documents' values compared as they were read (JSON data): `==`, which walks them once; repr (which
+    formats every value first, 0.37 s for 5,000 definitions) only where `==` cannot tell (NaN)."""
+    try:
+        return bool(old != new) and repr(old) != repr(new)
+    except Exception:  # a value whose comparison raises
+        return repr(old) != repr(new)
 
 
 class Reloader:
@@ -160,7 +169,8 @@ class Reloader:
         blocking = route_problems + adapter_diagnostics(self.engine.adapter_problems(routes), snapshot.registry)
         if blocking:
             return self._refuse(reason, snapshot, errors + settings_problems + blocking, changes)
-        applied = await self.engine.apply(routes, ruleset)
+        native = await asyncio.to_thread(NativeJudge, ruleset)  # lowered off the event loop
+        applied = await self.engine.apply(routes, ruleset, native)
         self.snapshot, self.settings, self.settings_digest = snapshot, settings, settings_digest
         if self.on_snapshot is not None:
             try:
