@@ -52,6 +52,8 @@ class Editor:
                  now: str) -> None:
         self.root, self.stamps, self._stored, self.now = root, stamps, stored, now
         self.plan = Plan()
+        # per (parent xid, collection): the ids there, as written and folded (check_unique)
+        self._ids: dict[tuple[str, str], tuple[set[str], dict[str, str]]] = {}
 
     # -- the groups a request touches ----------------------------------------------------------------------------
     def group_body(self, plural: str, gid: str) -> dict[str, Any] | None:
@@ -60,10 +62,6 @@ class Editor:
             body = self._stored(plural, gid)
             self.plan.groups[key] = copy.deepcopy(body) if body is not None else None
         return self.plan.groups[key]
-
-    def _planned(self, plural: str) -> list[str]:
-        """The ids of the groups of `plural` this request writes (not deleted)."""
-        return [gid for (kind, gid), body in self.plan.groups.items() if kind == plural and body is not None]
 
     def node(self, xid: str) -> Node | None:
         parts = xid.strip("/").split("/")
@@ -127,20 +125,27 @@ class Editor:
                            "letter, digit or '_'.", xid, {"id": value, "error_detail": "see the core spec's id rules"})
 
     def check_unique(self, parent: str, plural: str, singular: str, new: str, xid: str,
-                     pending: Iterable[str] = ()) -> None:
+                     stored: Iterable[str] = ()) -> None:
         """core/spec.md `<SINGULAR>id`: "unique (case-insensitively) within the scope of the entity's parent".
-        A new id that differs from a sibling's (served, or written earlier in this request) only in case is
-        refused as `mismatched_id`, naming the sibling's spelling."""
-        node = self.node(parent) if parent else self.root
-        siblings = [*(node.collections.get(plural, {}) if node is not None else {}), *pending]
-        if new in siblings:
+        A new id that differs from a sibling's (served, `stored` in the parent's file, or written earlier in
+        this request) only in case is refused as `mismatched_id`, naming the sibling's spelling. The siblings
+        are indexed once per parent and request: a whole document of thousands of groups is checked in one
+        pass, not each group against all the others."""
+        known = self._ids.get((parent, plural))
+        if known is None:
+            node = self.node(parent) if parent else self.root
+            served = node.collections.get(plural, {}) if node is not None else {}
+            exact = {*served, *stored}
+            known = self._ids[(parent, plural)] = (exact, {eid.lower(): eid for eid in exact})
+        exact, folded = known
+        if new in exact:
             return
-        folded = new.lower()  # ids are ASCII (check_id)
-        for other in siblings:
-            if other.lower() == folded:
-                raise ApiError(400, "mismatched_id", f'The specified "{singular}id" value ({new}) for "{xid}" needs '
-                               f'to be "{other}": ids are unique regardless of case.', xid,
-                               {"singular": singular, "invalid_id": new, "expected_id": other})
+        other = folded.setdefault(new.lower(), new)  # ids are ASCII (check_id)
+        if other != new:
+            raise ApiError(400, "mismatched_id", f'The specified "{singular}id" value ({new}) for "{xid}" needs '
+                           f'to be "{other}": ids are unique regardless of case.', xid,
+                           {"singular": singular, "invalid_id": new, "expected_id": other})
+        exact.add(new)
 
     @staticmethod
     def check_same_id(body: dict[str, Any], name: str, expected: str, xid: str) -> None:
@@ -154,7 +159,7 @@ class Editor:
     def put_group(self, gtype: GroupType, gid: str, body: Any, patch: bool, key: str = "") -> None:
         xid = f"/{gtype.plural}/{gid}"
         self.check_id(gid, xid)
-        self.check_unique("", gtype.plural, gtype.singular, gid, xid, self._planned(gtype.plural))
+        self.check_unique("", gtype.plural, gtype.singular, gid, xid)
         body = self._object(body, xid, "the group")
         self.check_same_id(body, f"{gtype.singular}id", gid, xid)
         existing = self.group_body(gtype.plural, gid)
@@ -182,8 +187,7 @@ class Editor:
         body = self.group_body(gtype.plural, gid)
         if body is None:
             self.check_id(gid, f"/{gtype.plural}/{gid}")
-            self.check_unique("", gtype.plural, gtype.singular, gid, f"/{gtype.plural}/{gid}",
-                              self._planned(gtype.plural))
+            self.check_unique("", gtype.plural, gtype.singular, gid, f"/{gtype.plural}/{gid}")
             body = {f"{gtype.singular}id": gid, "createdat": self.now, "modifiedat": self.now,
                     **{r.plural: {} for r in gtype.resources}}
             self.plan.groups[(gtype.plural, gid)] = body
