@@ -15,7 +15,6 @@ replaced a large registry kept the old one's pages (issue 35, item 10).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import sys
 
@@ -28,11 +27,13 @@ def settle() -> None:
 
 
 def _return_free_pages() -> None:
-    """glibc's malloc_trim(0); nothing where the C library has none (musl, macOS)."""
+    """glibc's malloc_trim(0), looked up among the symbols the process already has (as workers.py looks up
+    prctl): `ctypes.util.find_library` would run ldconfig in a subprocess on every reload. Nothing where the
+    C library has no malloc_trim (musl, macOS)."""
     if not sys.platform.startswith("linux"):
         return
     try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return
     trim(0)
