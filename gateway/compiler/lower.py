@@ -33,7 +33,7 @@ from gateway.compiler.types import ANY_TIMESTAMPS, KNOWN_TYPES, STRING_LIKE, che
 from gateway.errors import GatewayError
 
 # native/src/plan.rs PLAN_VERSION
-PLAN_VERSION = 1
+PLAN_VERSION = 2
 _KAFKA_READS = frozenset({"topic", "partition", "timestamp", "key", "key_base64", "header"})
 _DISCRIMINATOR_READS = {"envelopemetadata.type": "type", "protocoloptions.topic": "topic"}
 
@@ -181,9 +181,10 @@ class LoweredPlan:
 
     def text_of(self, kind: str, index: int) -> str:
         """`kind` "rules": definition `index`'s rules, lowered again as they were for the plan; "schema":
-        payload schema `index`. Each lowering is its own object: threads of the core may ask at once."""
+        payload schema `index` and how deep a failing payload's errors are listed. Each lowering is its own object: threads of the core may ask at once."""
         if kind == "schema":
-            return _text(self.lowering.schemas[index].schema)
+            validator = self.lowering.schemas[index]
+            return _text({"schema": validator.schema, "explain_depth": validator.explain_depth})
         again = _Lowering(schema_index=self.lowering.schema_index, replaying=self.first_constants[index])
         return _text(again.definition(self.definitions[index], self.ranks[index])["rules"])
 

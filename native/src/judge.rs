@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::event::{parse_structured, read_binary, read_structured, read_structured_tape, structured_mode, Event, Record};
 use crate::payload::{Draft, JsonSchema};
-use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, SchemaPlan, Texts, PLAN_VERSION};
+use crate::plan::{DefinitionPlan, EndpointPlan, Field, Limits, Plan, RulePlan, SchemaPlan, SchemaText, Texts, PLAN_VERSION};
 use crate::pyrepr::{repr_str, truncate_str, Actual};
 use crate::tape::{self, Doc};
 use crate::rules::{cloudevents_rules, content_types_agree, not_utf8, read_option, Found, Payload, ValueCheck};
@@ -167,8 +167,8 @@ impl Core {
         let lazy = &self.schemas[index];
         lazy.compiled.get_or_init(|| {
             let draft = Draft::from_name(&lazy.plan.draft)?;
-            let schema: serde_json::Value = serde_json::from_str(&self.texts.schema(index)?).ok()?;
-            JsonSchema::compile(&schema, draft).ok()
+            let text: SchemaText = serde_json::from_str(&self.texts.schema(index)?).ok()?;
+            JsonSchema::compile(&text.schema, draft, text.explain_depth).ok()
         }).as_ref()
     }
 

@@ -14,7 +14,7 @@ pub trait Texts: Send + Sync {
 }
 
 /// The plan format this core reads; lower.py writes the same number.
-pub const PLAN_VERSION: u32 = 1;
+pub const PLAN_VERSION: u32 = 2;
 
 #[derive(Deserialize, Debug)]
 pub struct Plan {
@@ -38,6 +38,14 @@ pub struct Limits {
 #[derive(Deserialize, Debug)]
 pub struct SchemaPlan {
     pub draft: String,
+}
+
+/// What `Texts::schema` gives: the schema, and how deep a failing payload's errors are listed
+/// (payload/explain_bound.py; None: any depth).
+#[derive(Deserialize, Debug)]
+pub struct SchemaText {
+    pub schema: Value,
+    pub explain_depth: Option<i64>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -437,6 +437,24 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// Whether containers nest more than `levels` deep here (a scalar is 0 deep, `[]` 1, `[[1]]` 2), as
+    /// explain_bound.py `payload_depth` counts; one pass over the value's entries.
+    pub fn deeper_than(&self, levels: i64) -> bool {
+        let mut ends: Vec<usize> = Vec::new();
+        for at in self.at..self.after() {
+            while ends.last().is_some_and(|&end| end <= at) {
+                ends.pop();
+            }
+            if let Entry::Array { end, .. } | Entry::Object { end, .. } = &self.entries[at] {
+                ends.push(*end as usize);
+                if ends.len() as i64 > levels {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// The members of an object, in document order.
     pub fn members(&self) -> Option<Members<'a>> {
         match self.entry() {

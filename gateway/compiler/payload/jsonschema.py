@@ -49,6 +49,7 @@ from .base import (
     one_line,
     schema_violation,
 )
+from .explain_bound import UNLISTED, explain_depth, payload_depth
 from .native import native_type
 
 _BY_VERSION: dict[str, type[jsonschema_rs.Validator]] = {
@@ -153,11 +154,13 @@ class JsonSchemaValidator:
     schemas costs its documents, not thousands of validators, where the native core judges the traffic."""
 
     kind: str = JSONSCHEMA
-    __slots__ = ("_cls", "_is_valid", "_validator", "draft", "is_valid", "native", "schema")
+    __slots__ = ("_cls", "_is_valid", "_validator", "draft", "explain_depth", "is_valid", "native", "schema")
 
     # built on first use (`__getattr__`); declared for the type checker, the slots hold them
     native: Any
     is_valid: Callable[[Any], bool]
+    # the deepest failing payload whose errors are listed (explain_bound.py); None: any
+    explain_depth: int | None
 
     def __init__(self, cls: type[jsonschema_rs.Validator], schema: dict[str, Any] | bool) -> None:
         self._cls = cls
@@ -176,6 +179,8 @@ class JsonSchemaValidator:
             # the schema as a msgspec type when it maps soundly (payload/native.py): the accepting pass
             # decodes and validates with it in one pass
             self.native = native_type(self.schema, self._cls)
+        elif name == "explain_depth":
+            self.explain_depth = explain_depth(self.schema)
         else:
             raise AttributeError(name)
         return getattr(self, name)
@@ -195,6 +200,8 @@ class JsonSchemaValidator:
     def explain_value(self, value: object) -> Violations | None:
         """`check_value` for a message already known to fail somewhere: the detailed pass alone when it finds
         errors (one pass over the payload instead of two); otherwise `check_value` decides, as always."""
+        if not self._itemised(value):
+            return self.check_value(value)
         found: list[Violation] = []
         try:
             for error in self._validator.iter_errors(value):
@@ -205,7 +212,14 @@ class JsonSchemaValidator:
             return self.check_value(value)
         return tuple(found) if found else self.check_value(value)
 
+    def _itemised(self, value: object) -> bool:
+        """Whether listing this failing payload's errors stays cheap (explain_bound.py)."""
+        bound = self.explain_depth
+        return bound is None or payload_depth(value) <= bound
+
     def _explain(self, value: object) -> Violations:
+        if not self._itemised(value):
+            return (schema_violation("", "valid", value, UNLISTED),)
         found: list[Violation] = []
         try:
             for error in self._validator.iter_errors(value):
