@@ -144,7 +144,7 @@ class AfternoonValidator:
         return None
 
     def check_line(self, line: bytes) -> bytes:
-        """One recorded message (CONFORMANCE.md section 7) in, one verdict line out, as `xgate check` does."""
+        """One recorded message (validation rule 7) in, one verdict line out, as `xgate check` does."""
         record = orjson.loads(line)
         headers = [(name, text.encode()) for name, text in (record.get("headers") or {}).items()]
         messageid = self.judge(headers, (record.get("body") or "").encode())

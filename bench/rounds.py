@@ -1,4 +1,4 @@
-"""The method every bench keeps (README, Performance): every candidate runs once a round, the order rotated by
+"""The method every bench keeps (docs/performance.md): every candidate runs once a round, the order rotated by
 one each round (so that none always runs first, on a cold cache, or last, after the others' garbage); a ratio
 is taken within each round, between candidates that ran back to back; figures are the median over the rounds
 with their range, and a target counts as met only when the median meets it."""

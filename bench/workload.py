@@ -3,7 +3,7 @@
     python -m bench.workload --count 100000 --seed 6 --out build/workload
 
 writes `workload.xreg.json` (50 definitions in 5 message groups, one Kafka consumer endpoint listing all five,
-routed by labels to two producer endpoints) and `messages.jsonl` (recorded messages, CONFORMANCE.md section 7). In each group two definitions share a
+routed by labels to two producer endpoints) and `messages.jsonl` (recorded messages, validation rule 7). In each group two definitions share a
 CloudEvents `type` and differ in their `source` template, so dispatch on `type` alone cannot decide. Traffic
 is Zipf-skewed over the definitions, 70% structured and 30% binary mode, ~80% conformant, 0.5% malformed JSON
 and the rest spread evenly over the defect kinds of DEFECTS.

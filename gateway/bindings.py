@@ -1,4 +1,4 @@
-"""One row per protocol: how its messages carry CloudEvents and headers (CONFORMANCE.md sections 4 and 7).
+"""One row per protocol: how its messages carry CloudEvents and headers (validation rules 4 and 7).
 
 Every core module that must know a protocol (name spellings, reading attributes, what a definition's
 `protocoloptions` may constrain and which one it is dispatched on, re-mapping to another protocol, limits,
@@ -23,7 +23,7 @@ class AttributeValues(Enum):
 
 
 class Form(Enum):
-    """How one protocol field is written in the recorded form (CONFORMANCE.md section 7)."""
+    """How one protocol field is written in the recorded form (validation rule 7)."""
 
     VALUE = "value"  # a JSON value as it is
     BYTES = "bytes"  # UTF-8 text, or {"base64": ...}
@@ -53,7 +53,7 @@ class RecordedField:
 
 
 class OptionKind(Enum):
-    """How a `protocoloptions` entry of a message definition reads the message (CONFORMANCE.md section 4)."""
+    """How a `protocoloptions` entry of a message definition reads the message (validation rule 4)."""
 
     FIELD = "field"  # `protocoloptions.<name>`: the message field of that name
     KEY = "key"  # Kafka's record key: `key` read as text, `key_base64` as its base64
@@ -81,7 +81,7 @@ class Binding:
     protocol: str
     family: str  # MQTT 3.1.1 and 5.0 share field names; every other protocol is its own family
     adapter: str  # its folder under protocol_adapters/, and the extra that installs its client library
-    # how documents name it (CONFORMANCE.md section 1): the name before any "/version", upper case, and the
+    # how documents name it (validation rule 1): the name before any "/version", upper case, and the
     # versions that mean this protocol ("" for none written; "3*" any version starting with 3; (): any version)
     names: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()
@@ -106,7 +106,7 @@ class Binding:
     structured_only: bool = False  # no headers for attributes: CloudEvents travel structured (MQTT 3.1.1)
     batches: bool = False  # `application/cloudevents-batch` bodies carry several events (HTTP)
     rejects: bool = False  # the source can refuse a message to its sender (HTTP 4xx, MQTT 5 PUBACK reason code)
-    fields: tuple[RecordedField, ...] = ()  # the protocol fields of CONFORMANCE.md section 4, recorded form
+    fields: tuple[RecordedField, ...] = ()  # the protocol fields of validation rule 4, recorded form
     options: tuple[OptionField, ...] = ()  # what a message definition's `protocoloptions` may constrain
     discriminator: str = ""  # the option a definition without CloudEvents is dispatched on (section 6)
 

@@ -1,4 +1,4 @@
-"""Judge recorded messages (CONFORMANCE.md section 7) against a compiled Ruleset.
+"""Judge recorded messages (validation rule 7) against a compiled Ruleset.
 
 `check_stream` is `xgate check`'s loop: a megabyte of lines at a time. With the native core, the chunk's
 bytes go to it whole (native/src/check.rs): it reads the plain Kafka lines, judges them on two threads,
@@ -31,7 +31,7 @@ from gateway.verdict import Outcome, Rule, Verdict, Violation
 
 def unreadable(message: str, actual: object) -> Verdict:
     return Verdict(Outcome.NONCONFORMANT, None, None,
-                   (Violation("record", Rule.DECODE, "a recorded message (CONFORMANCE.md section 7)", actual,
+                   (Violation("record", Rule.DECODE, "a recorded message (validation rule 7)", actual,
                               message),))
 
 
@@ -160,7 +160,7 @@ _CONFORMANT_LINES: dict[tuple[str | None, str | None], bytes] = {}
 
 
 def verdict_line(verdict: Verdict) -> bytes:
-    """One verdict as a JSON line (CONFORMANCE.md section 7)."""
+    """One verdict as a JSON line (validation rule 7)."""
     if verdict.conformant and verdict.events is None:
         key = (verdict.messagegroupid, verdict.messageid)
         line = _CONFORMANT_LINES.get(key)

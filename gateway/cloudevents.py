@@ -1,4 +1,4 @@
-"""Read CloudEvents attributes from an Envelope, per protocol binding (CONFORMANCE.md section 4).
+"""Read CloudEvents attributes from an Envelope, per protocol binding (validation rule 4).
 
 Deliberately not the cloudevents SDK: its decoders fill in a missing `id`
 and `time`, which hides exactly the defects a gateway exists to catch. This
@@ -203,7 +203,7 @@ def parse_json_body(body: bytes, unique: bool = True) -> tuple[Any, Violation | 
     except jsontext.TooDeep:
         return None, nesting_violation("body", "the structured body")
     except jsontext.DuplicateMember as exc:
-        return None, _decode_problem(f"structured body names a member twice ({exc}): CONFORMANCE.md 5.7 allows "
+        return None, _decode_problem(f"structured body names a member twice ({exc}): validation rule 5.7 allows "
                                      "one reading only", body)
     except ValueError:
         # no parser's own wording: the Python and native judges parse with different parsers, and a verdict
@@ -294,7 +294,7 @@ def read_binary(envelope: Envelope, content_type: Any = MISSING) -> CloudEventRe
 def read_cloudevents(envelope: Envelope, allowed_mode: str | None,
                      content_type: Any = MISSING, unique: bool = True) -> list[CloudEventReading]:
     """The CloudEvents a message carries: one, or each event of an HTTP batch; `unique` refuses duplicate
-    members (CONFORMANCE.md 5.7)."""
+    members (validation rule 5.7)."""
     if content_type is MISSING:
         content_type = protocol_content_type(envelope)
     mode = choose_mode(envelope, allowed_mode, content_type)

@@ -1,6 +1,6 @@
 """Envelope: one received message, protocol-neutral, as adapters and the recorded form produce it.
 
-`fields` uses the protocol field names of CONFORMANCE.md section 4 with
+`fields` uses the protocol field names of validation rule 4 with
 these normalized value shapes:
 
 - KAFKA: `topic` str, `partition` int, `key` bytes | None, `headers` list of (name, bytes), `timestamp` int ms

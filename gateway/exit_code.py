@@ -1,4 +1,4 @@
-"""The exit codes of every `xgate` command (CONFORMANCE.md section 7 fixes those of `check`)."""
+"""The exit codes of every `xgate` command (validation rule 7 fixes those of `check`)."""
 
 from __future__ import annotations
 

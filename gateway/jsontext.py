@@ -9,7 +9,7 @@ A value nested deeper than gateway/limits.py's MAX_NESTING is refused whatever r
 recurses once per level (past orjson's own limit of 1024 it would exhaust the stack), and so do the
 validators the value goes on to.
 
-Duplicate member names (CONFORMANCE.md section 5.7) are refused when `unique` is set: orjson and msgspec
+Duplicate member names (validation rule 5.7) are refused when `unique` is set: orjson and msgspec
 keep the last value silently, so the text is checked beside the value. Every `:` outside a string
 follows a member name, and orjson writes one `:` per member plus the colons inside strings (it escapes no
 colon). Without a `\\u` escape in the text (the only way to write a colon that is not a colon), equal colon
@@ -34,7 +34,7 @@ class TooDeep(GatewayError, ValueError):
 
 
 class DuplicateMember(GatewayError, ValueError):
-    """An object of the JSON text names one member twice (CONFORMANCE.md section 5.7)."""
+    """An object of the JSON text names one member twice (validation rule 5.7)."""
 
 
 def _not_json(constant: str) -> Any:
@@ -53,7 +53,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 class OutOfRange(GatewayError, ValueError):
-    """A number beyond the range of an IEEE 754 double (a verdict names it: README, Decisions)."""
+    """A number beyond the range of an IEEE 754 double (a verdict names it: docs/decisions.md)."""
 
 
 def _double(text: str) -> float:

@@ -1,6 +1,6 @@
 """Limits on what one message may carry: past one, the verdict is a `limit` violation, never unbounded work.
 
-CONFORMANCE.md sets no limits; the defaults follow the brokers and servers xgate sits between:
+docs/validation.md sets no limits; the defaults follow the brokers and servers xgate sits between:
 
 - body: 1 MiB. Kafka's `message.max.bytes` (1 MiB + 12), NATS's `max_payload` and the HTTP source's
   `maxbodysize` all default to it.
@@ -10,7 +10,7 @@ CONFORMANCE.md sets no limits; the defaults follow the brokers and servers xgate
   and footer entries, NATS and HTTP headers, HTTP query parameters. Text counts characters, binary bytes.
 - HTTP batches: 1000 CloudEvents. Each event is judged on its own: 300,000 empty events fit in 1 MiB and
   took seconds.
-- duplicate member names in JSON: refused (`decode`, CONFORMANCE.md section 5.7); `reject_duplicate_keys:
+- duplicate member names in JSON: refused (`decode`, validation rule 5.7); `reject_duplicate_keys:
   false` turns the check off for JSON Schema payloads and structured events.
 - nesting: 128 levels of JSON arrays/objects, XML elements and Avro records/arrays/maps (serde_json's
   recursion limit). Not configurable: it keeps the recursive readers behind it (Python's json, protobuf's
@@ -39,7 +39,7 @@ class Limits:
     max_headers: int = 100
     max_header_bytes: int = 8192
     max_batch_events: int = 1000
-    # CONFORMANCE.md 5.7: a JSON body or structured event naming one member twice is `decode`; off, the last
+    # validation rule 5.7: a JSON body or structured event naming one member twice is `decode`; off, the last
     # value counts (as orjson reads it) and the check's cost is saved (bench/accepting.py measures it)
     reject_duplicate_keys: bool = True
 

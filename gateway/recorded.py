@@ -1,4 +1,4 @@
-"""The recorded-message form of CONFORMANCE.md section 7: one JSON object per line <-> Envelope."""
+"""The recorded-message form of validation rule 7: one JSON object per line <-> Envelope."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def _read_key(record: dict[str, Any]) -> bytes | None:
 
 
 def _read_field(spec: RecordedField, value: Any, field: str) -> Any:
-    """One protocol field of a recorded message as the Envelope holds it (CONFORMANCE.md section 7)."""
+    """One protocol field of a recorded message as the Envelope holds it (validation rule 7)."""
     form = spec.form
     if form is Form.VALUE:
         return value

@@ -29,14 +29,14 @@ runtime:
   summary_interval: 0             # seconds between live summary lines on stderr (0: off)
   metrics_address: 127.0.0.1:9464 # /metrics /healthz /readyz ("" turns the server off)
   reload_debounce: 1.0            # seconds of quiet after a file change before reloading
-  workers: 1                      # processes sharing every source (a core each); see README "Using every core"
+  workers: 1                      # processes sharing every source (a core each); see docs/service.md "Using every core"
   exactly_once: false             # default of every route's exactly_once
   limits:                         # past one, a message gets a `limit` verdict (gateway/limits.py); these are the defaults
     max_body_bytes: 1048576
     max_headers: 100
     max_header_bytes: 8192
     max_batch_events: 1000
-    reject_duplicate_keys: true   # a JSON body or event naming one member twice is `decode` (CONFORMANCE.md 5.7)
+    reject_duplicate_keys: true   # a JSON body or event naming one member twice is `decode` (docs/validation.md, rule 5.7)
 metrics:                          # who may read /metrics /healthz /readyz (default: anyone on 127.0.0.1)
   tls: {cert: /etc/xgate/metrics.pem, key: /etc/xgate/metrics.key, ca: /etc/xgate/scrapers-ca.pem}
   username: prometheus            # basic auth: username and password (or their _file) together

@@ -1,4 +1,4 @@
-"""Verdicts and violations: the outcome of judging one message (CONFORMANCE.md section 6)."""
+"""Verdicts and violations: the outcome of judging one message (validation rule 6)."""
 
 from __future__ import annotations
 

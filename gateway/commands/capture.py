@@ -1,4 +1,4 @@
-"""`xgate capture`: record live messages of one endpoint in the CONFORMANCE.md section 7 form, reading beside the
+"""`xgate capture`: record live messages of one endpoint in the validation rule 7 form, reading beside the
 gateway (an observer: never its consumer group, durable consumer or shared subscription) unless --destructive."""
 
 from __future__ import annotations

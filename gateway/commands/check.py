@@ -1,4 +1,4 @@
-"""`xgate check`: judge recorded messages, one verdict line each (CONFORMANCE.md section 7).
+"""`xgate check`: judge recorded messages, one verdict line each (validation rule 7).
 
 The arguments, the start-up and the exit code; the judging loop is gateway/check.py's `check_stream`.
 """

@@ -102,7 +102,7 @@ def report(diagnostics: Sequence[Diagnostic], stream: TextIO | None = None) -> i
 
 
 def unusable(command: str, loaded: Loaded, *, strict: bool, endpoint: str | None) -> ExitCode | None:
-    """Report the load problems; the exit code when the ruleset cannot be used as asked (CONFORMANCE.md section 7),
+    """Report the load problems; the exit code when the ruleset cannot be used as asked (validation rule 7),
     else None."""
     errors = report(loaded.diagnostics)
     if strict and errors:

@@ -12,7 +12,7 @@ Per message: one dict lookup by `type` (in structured mode, msgspec's tagged uni
 - structured mode: one native decode of the event with the candidate's closed Struct (native_event.py),
   which validates the payload in the same pass where its schema maps (payload/native.py); then the few
   checks msgspec cannot make (URI and timestamp types, templates, the content type) and the duplicate-member
-  guard (CONFORMANCE.md 5.7: msgspec keeps the last of two members silently, so the colons of the text
+  guard (validation rule 5.7: msgspec keeps the last of two members silently, so the colons of the text
   must all reappear in the event's re-encoding). A decode that fails decides nothing: the explaining pass
   judges exactly.
 - binary mode (and a structured event no Struct covers): the attributes as a dict (Kafka: only the `ce_`

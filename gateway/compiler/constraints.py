@@ -3,7 +3,7 @@
 None means the constraint holds; the tuple is only built on failure. Values
 are bound into locals when the closure is made, so the per-message work is a
 getter call and a few comparisons. `bindings` carries placeholder texts
-across all constraints of one definition (CONFORMANCE.md section 5.4).
+across all constraints of one definition (validation rule 5.4).
 """
 
 from __future__ import annotations
@@ -100,12 +100,12 @@ def compile_value(path: str, propdef: dict[str, Any], default_type: str | None) 
 
 def _not_utf8(path: str, actual: bytes) -> Violation:
     return Violation(path, Rule.DECODE, "UTF-8 text", actual,
-                     f"{path} is not UTF-8 text (CONFORMANCE.md 5.7: only a binary-typed value may carry such bytes)")
+                     f"{path} is not UTF-8 text (validation rule 5.7: only a binary-typed value may carry such bytes)")
 
 
 def compile_raw_attributes(binary: frozenset[str]) -> Check:
     """Binary-mode attributes whose header bytes are not UTF-8: `decode` unless the definition declares the
-    attribute `binary` (CONFORMANCE.md 5.7); declared ones are judged by their own rule as well."""
+    attribute `binary` (validation rule 5.7); declared ones are judged by their own rule as well."""
 
     def check(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
         event = view.event
@@ -273,7 +273,7 @@ def _good_name(name: str) -> bool:
 
 
 def cloudevents_rules(view: MessageView, bindings: dict[str, str]) -> tuple[Violation, ...] | None:
-    """The implicit CloudEvents 1.0 rules (CONFORMANCE.md section 5.1)."""
+    """The implicit CloudEvents 1.0 rules (validation rule 5.1)."""
     event = view.event
     if event is None:
         return (_ce_violation("specversion", Rule.SPECVERSION, "1.0", None, "the message is not a CloudEvent"),)

@@ -1,7 +1,7 @@
 """The native judging core (native/, the `xgate_core` extension) over a compiled Ruleset.
 
 `NativeJudge` lowers the ruleset once (lower.py) and judges batches: Kafka records go to the core in one
-call each batch, which returns every verdict field (CONFORMANCE.md section 6), so Python judges none of them
+call each batch, which returns every verdict field (validation rule 6), so Python judges none of them
 again. What the core does not take stays with the Python judge (`Ruleset.classify`), each message once:
 other protocols, and messages whose candidates include a definition the plan could not lower (lower.py says
 which). Without the extension installed (a checkout whose `make install` did not build it), every message

@@ -230,7 +230,7 @@ class CompileCache:
 class CompiledRule:
     """One rule of a definition as a value: its check, how the accepting pass reads it (`part`), whether it
     makes the definition more specific (`weight`: how many constraints it counts for toward the specificity
-    CONFORMANCE.md section 6 ranks by), and the attribute shortcut that lets the boolean pass skip the check."""
+    validation rule 6 ranks by), and the attribute shortcut that lets the boolean pass skip the check."""
 
     check: Check
     part: tuple[Any, ...]

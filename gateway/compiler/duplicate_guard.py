@@ -1,4 +1,4 @@
-"""The duplicate-member guard of the native accepting pass (CONFORMANCE.md 5.7: a member named twice is `decode`).
+"""The duplicate-member guard of the native accepting pass (validation rule 5.7: a member named twice is `decode`).
 
 msgspec, like orjson, keeps the last of two members of one name silently, so a decoded value cannot show a
 duplicate; the text has to. Two exact tests, the cheap one first:

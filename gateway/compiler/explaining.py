@@ -1,5 +1,5 @@
 """The explaining pass: only for a message that failed, the closest candidate and its violations
-(CONFORMANCE.md section 6).
+(validation rule 6).
 
 The closest candidate has the fewest violations; candidates come in rank order, so on a tie the earlier one
 stays. A candidate's violations are counted only until it can no longer be closer than the best so far

@@ -1,4 +1,4 @@
-"""Protocol option constraints: which message field each declared option reads (CONFORMANCE.md section 4).
+"""Protocol option constraints: which message field each declared option reads (validation rule 4).
 
 A getter returns `(values, text)`: every occurrence of the field (empty when
 absent; headers may repeat) and whether the values are header text.
@@ -59,7 +59,7 @@ def _section(section: str, name: str) -> Getter:
         value = (view.envelope.fields.get(section) or {}).get(name)
         if value is None:
             return NONE, False
-        # an AMQP property arrives with its native type or as text (CONFORMANCE.md 5.7): text is read in its
+        # an AMQP property arrives with its native type or as text (validation rule 5.7): text is read in its
         # canonical string form, so "2" is an integer and "true" a boolean, as 2 and true are
         return (value,), value.__class__ is str
     return get

@@ -59,7 +59,7 @@ def _good_name(name: Any) -> bool:
 
 
 def implicit_rules_hold(attributes: dict[str, Any], text: bool, skip: frozenset[str]) -> bool:
-    """CONFORMANCE.md 5.1, the same conditions as the fast branch of `cloudevents_rules`; `skip` names members
+    """validation rule 5.1, the same conditions as the fast branch of `cloudevents_rules`; `skip` names members
     that are no attributes (`data` of a structured event)."""
     get = attributes.get
     ident, kind, source = get("id"), get("type"), get("source")

@@ -5,7 +5,7 @@ protocol's subject/topic/path) with a fixed value goes into a dict keyed by
 that value; templated or absent discriminators are "floating" and tried on
 every message. One dict lookup yields the candidates already in rank order.
 The candidates that dispatch returns are exactly the ones allowed to be
-named as closest when nothing matches (CONFORMANCE.md section 6).
+named as closest when nothing matches (validation rule 6).
 """
 
 from __future__ import annotations

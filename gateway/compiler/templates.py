@@ -1,7 +1,7 @@
 """Placeholder templates (`/contoso/{site}/sensors/{id}`), matched in time linear in the value.
 
 Each placeholder matches one or more characters other than `/`, `?` and `#`
-(CONFORMANCE.md section 5.4); a name used twice in one template must repeat
+(validation rule 5.4); a name used twice in one template must repeat
 the same text. A backtracking regex (`([^/?#]+)\\.([^/?#]+)...`) would try
 every split of a value such as `a.a.a.a...a!` against `{a}.{b}.{c}.{d}`: a
 time polynomial of the placeholder count's degree, seconds for one hostile

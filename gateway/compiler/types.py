@@ -1,4 +1,4 @@
-"""Property types of CONFORMANCE.md section 5.3, checked on typed (JSON) or text (header) values.
+"""Property types of validation rule 5.3, checked on typed (JSON) or text (header) values.
 
 Each checker is a plain function `(value, text) -> bool`; `text` says the
 value arrived as a header string and is judged in its canonical string form.

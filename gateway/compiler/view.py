@@ -18,7 +18,7 @@ class MessageView:
     # payload results by (validator, reading): sibling definitions often share one compiled schema, and a
     # failed message is judged twice (the boolean pass, then the explanation), so each schema reads it once
     payload_results: dict[object, Any] = field(default_factory=dict)
-    # CONFORMANCE.md 5.7: a JSON payload naming one member twice is `decode` (Limits.reject_duplicate_keys)
+    # validation rule 5.7: a JSON payload naming one member twice is `decode` (Limits.reject_duplicate_keys)
     unique_keys: bool = True
     # validators (by id) the accepting pass found this payload to fail: they explain in one detailed pass
     failing_payloads: frozenset[int] = frozenset()

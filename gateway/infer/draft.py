@@ -1,7 +1,7 @@
 """`xgate infer`: a draft xRegistry 1.0-rc4 document from recorded traffic, for a person to review.
 
 Samples are grouped per endpoint into one definition per CloudEvents `type`
-(per value of the protocol's discriminating field, CONFORMANCE.md section 6,
+(per value of the protocol's discriminating field, validation rule 6,
 for traffic that is not CloudEvents). Each definition declares what every
 sample of its group shows: attributes present in all samples are required,
 a single observed value becomes `value` (never for `id` and `time`, which

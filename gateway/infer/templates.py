@@ -1,7 +1,7 @@
 """Varying path segments become `{placeholders}`: what `xgate infer` proposes for `source`, `subject`, topics.
 
 Values are split at `/`. A segment that is the same in every sample stays
-literal; one that varies becomes a placeholder, which (CONFORMANCE.md 5.4)
+literal; one that varies becomes a placeholder, which (validation rule 5.4)
 matches one or more characters other than `/`, `?` and `#`, so it is only
 proposed where every sample's segment is such a text. Two varying positions
 that carry the same text in every sample (the device in `source` and in

@@ -92,7 +92,7 @@ def read_addresses(entries: Any, where: Origin, ctx: Ctx) -> list[str]:
     """Every address of an endpoint, in the order of preference: each entry's `uri` (HTTP, AMQP, MQTT, NATS,
     and KAFKA's older form), each of an entry's `bootstrap.servers` (KAFKA, 1.0-rc4), or a plain string (0.x).
 
-    An entry that gives no address is an error at its pointer; CONFORMANCE.md section 8."""
+    An entry that gives no address is an error at its pointer; validation rule 8."""
     if not isinstance(entries, list):
         ctx.error(where, f"expected a list of address entries ({_ENTRY_SHAPES}), found {_kind(entries)}", "address")
         return []

@@ -1,6 +1,6 @@
 """Fetch http(s) documents named by references, only as far as the operator's `remote` settings allow.
 
-Off by default (CONFORMANCE.md section 2): with an empty allow-list nothing
+Off by default (validation rule 2): with an empty allow-list nothing
 is fetched. When on, a URL is fetched only when its host is on the
 allow-list, and only from public addresses: a name that resolves to a
 loopback, private, link-local (cloud metadata), shared or reserved address

@@ -1,4 +1,4 @@
-"""Normalize every document generation of CONFORMANCE.md section 1 into 1.0 attribute names.
+"""Normalize every document generation of validation rule 1 into 1.0 attribute names.
 
 This module handles the document level (which collections a document has,
 split-file layouts, files that are not registry documents); messages,

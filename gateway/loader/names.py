@@ -1,4 +1,4 @@
-"""Name tolerances: protocol and envelope spellings seen in real documents (CONFORMANCE.md section 1)."""
+"""Name tolerances: protocol and envelope spellings seen in real documents (validation rule 1)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Local references (`#/pointer`, `file.json#/pointer`) resolve inside the
 document they name, which must lie inside the directories being loaded;
 xids (`/messagegroups/g/...`) resolve in the merged registry; http(s)
 references are fetched only as the operator's `remote` settings allow
-(CONFORMANCE.md section 2: off by default). A remote schema that policy
+(validation rule 2: off by default). A remote schema that policy
 keeps from being fetched is a warning (its payload is not checked); one
 that was allowed but could not be fetched is an error, like a broken local
 link. Where the documents come from is `gateway.loader.referenced`.

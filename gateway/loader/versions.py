@@ -1,4 +1,4 @@
-"""Which schema version a reference without a version selects (CONFORMANCE.md section 8)."""
+"""Which schema version a reference without a version selects (validation rule 8)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Labels are bounded: endpoint and destination ids, message group and message
 ids come from the registry; verdict, action, rule, role and outcome are
-fixed vocabularies. The README's metric table and the dashboard test read
+fixed vocabularies. The metric table of docs/operations.md and the dashboard test read
 this table.
 """
 

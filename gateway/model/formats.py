@@ -95,5 +95,5 @@ def _json_version(name: str, version: str) -> str:
 
 
 def implied_content_types(kind: str) -> tuple[str, ...]:
-    """Media types a payload of this schema kind may declare (CONFORMANCE.md 5.5)."""
+    """Media types a payload of this schema kind may declare (validation rule 5.5)."""
     return _IMPLIED_CONTENT_TYPES.get(kind, ())

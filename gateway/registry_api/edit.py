@@ -258,7 +258,7 @@ class Editor:
         versions[vid] = {"versionid": vid, **self._merge(existing, body, skip, patch)}
         if existing is None:
             self.plan.new_version = self.plan.new_version or xid
-        # not sticky: the default is the newest Version, which the loader finds itself (CONFORMANCE.md 8)
+        # not sticky: the default is the newest Version, which the loader finds itself (validation rule 8)
 
     def put_version(self, gtype: GroupType, gid: str, rtype: ResourceType, rid: str, vid: str, body: Any,
                     patch: bool, key: str = "") -> None:
@@ -347,7 +347,7 @@ class Editor:
 
 def rewrite_local_refs(value: Any) -> Any:
     """A whole document split into one file per group: its `#/<GROUPS>/...` references become xids, which
-    resolve across the registry (CONFORMANCE.md section 2) where a pointer into another file would not."""
+    resolve across the registry (validation rule 2) where a pointer into another file would not."""
     if isinstance(value, str) and value.startswith("#/") and value[2:].split("/", 1)[0] in GROUPS:
         return value[1:]
     if isinstance(value, dict):

@@ -1,6 +1,6 @@
 """How a reference is written in an exported document so that it means what it meant where it was declared.
 
-`#/pointer` and `file.json#/pointer` references resolve inside the document they name (CONFORMANCE.md
+`#/pointer` and `file.json#/pointer` references resolve inside the document they name (docs/validation.md
 section 2), xids in the merged registry. In one merged document a pointer into a registry document becomes
 the xid of what it found. One that found nothing in the file it names is written as a `file://` URI of that
 file, so that it stays dangling (an xid could find an entity of the same id another file declares). A schema

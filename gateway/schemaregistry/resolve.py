@@ -2,7 +2,7 @@
 
 The loader's Resolver asks `SchemaRegistries.resolve` first for every schema reference; None means the
 reference is not a registry's and the Resolver goes on as before. Outcomes, as for other references
-(DESIGN decisions in README): a registry that policy keeps from being asked (remote fetching off, or its
+(docs/decisions.md): a registry that policy keeps from being asked (remote fetching off, or its
 host not on `remote.allow`) is a warning and the payload is not validated; a reference to a registry
 that is not configured, a subject outside the registry's `subjects`, or an answer that is an error,
 is an error and the message is left out (validating it without its schema would let anything through).

@@ -1,4 +1,4 @@
-"""Seeded sample traffic for the demo registry in config/demo, in the recorded form (CONFORMANCE.md section 7).
+"""Seeded sample traffic for the demo registry in config/demo, in the recorded form (validation rule 7).
 
 Most messages conform; the rest carry one realistic defect each (a missing
 attribute, a wrong type, a payload outside its schema, a stray event type,

@@ -1,4 +1,4 @@
-//! One Kafka record and the CloudEvent it carries, read as gateway/cloudevents.py reads it (CONFORMANCE.md
+//! One Kafka record and the CloudEvent it carries, read as gateway/cloudevents.py reads it (docs/validation.md
 //! section 4: structured when `content-type` starts with `application/cloudevents`, else `ce_` headers).
 
 use serde_json::{Map, Value};
@@ -142,7 +142,7 @@ pub fn parse_structured(body: &[u8], unique: bool) -> Result<Value, Violation> {
         JsonError::TooDeep => nesting_violation("body", "the structured body"),
         JsonError::Duplicate(name) => decode_problem(
             format!("structured body names a member twice (member {} appears twice in one object): \
-                     CONFORMANCE.md 5.7 allows one reading only", crate::pyrepr::repr_str(&name)),
+                     validation rule 5.7 allows one reading only", crate::pyrepr::repr_str(&name)),
             truncate_bytes(body)),
         JsonError::Invalid(message) => decode_problem(match json::out_of_range(body, &message) {
             Some(detail) => format!("structured body is not valid JSON: {detail}"),

@@ -1,6 +1,6 @@
 //! JSON text read as gateway/jsontext.py reads it: numbers as IEEE 754 doubles where they are not integers,
 //! NaN/Infinity refused, nesting past 128 levels refused, and (with `unique`) an object naming one member
-//! twice refused (CONFORMANCE.md 5.7).
+//! twice refused (validation rule 5.7).
 //!
 //! Which refusal wins follows jsontext.py `loads`: the bytes are decoded first (not UTF-8: `Invalid`, whatever
 //! else is wrong); a document orjson reads is `TooDeep` before it is `Duplicate`; a document it refuses is read
@@ -724,7 +724,7 @@ fn integer_zero(text: &[u8], value: Value) -> Value {
 
 /// The number a "number out of range" refusal is about, as Python's jsontext.py names it
 /// (`the number 1e400 is out of range ...`), found from the line and column serde_json gives; None for any
-/// other refusal. Both judges say it in the violation's message (README, Decisions).
+/// other refusal. Both judges say it in the violation's message (docs/decisions.md).
 pub fn out_of_range(text: &[u8], message: &str) -> Option<String> {
     let place = message.strip_prefix("number out of range at line ")?;
     let (line, column) = place.split_once(" column ")?;

@@ -1,6 +1,6 @@
 //! The core built from a plan, and judging one record (ruleset.py `_judge` and explaining.py are the
 //! reference): candidates by one lookup, the first in rank order that passes every rule wins; otherwise the
-//! closest candidate and its violations (CONFORMANCE.md section 6).
+//! closest candidate and its violations (validation rule 6).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

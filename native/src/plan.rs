@@ -30,7 +30,7 @@ pub struct Limits {
     pub max_body_bytes: usize,
     pub max_headers: usize,
     pub max_header_bytes: usize,
-    /// CONFORMANCE.md 5.7: a JSON body naming a member twice is `decode`
+    /// validation rule 5.7: a JSON body naming a member twice is `decode`
     pub unique: bool,
 }
 

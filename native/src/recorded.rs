@@ -1,4 +1,4 @@
-//! A recorded Kafka message (CONFORMANCE.md section 7) read from its line on the tape, as gateway/recorded.py
+//! A recorded Kafka message (validation rule 7) read from its line on the tape, as gateway/recorded.py
 //! `envelope_from_record` and gateway/check.py `read_record` read it. Only the plain form is read here: text
 //! body and key, text or null header values, integer or null `partition`/`timestamp`, a string `topic`.
 //! Anything else (base64 forms, another protocol, an endpoint the line names but the registry lacks, fields

@@ -153,7 +153,7 @@ pub fn not_utf8(path: &str, bytes: &[u8]) -> Violation {
         rule: Rule::Decode,
         expected: Expected::Str("UTF-8 text".into()),
         actual: truncate_bytes(bytes),
-        message: format!("{path} is not UTF-8 text (CONFORMANCE.md 5.7: only a binary-typed value may carry such bytes)"),
+        message: format!("{path} is not UTF-8 text (validation rule 5.7: only a binary-typed value may carry such bytes)"),
     }
 }
 
@@ -188,7 +188,7 @@ fn attribute_name_ok(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
 }
 
-/// constraints.py `cloudevents_rules`: the implicit CloudEvents 1.0 rules (CONFORMANCE.md 5.1).
+/// constraints.py `cloudevents_rules`: the implicit CloudEvents 1.0 rules (validation rule 5.1).
 pub fn cloudevents_rules(event: &Event) -> Found {
     if let Some(problem) = &event.problem {
         return Err(vec![problem.clone()]);

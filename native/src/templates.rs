@@ -1,4 +1,4 @@
-//! Placeholder templates (CONFORMANCE.md 5.4; gateway/compiler/templates.py is the reference) where every
+//! Placeholder templates (validation rule 5.4; gateway/compiler/templates.py is the reference) where every
 //! piece between the delimiters `/ ? #` holds at most one placeholder: a segment matcher, linear in the
 //! value, no regex. Templates with two placeholders in one piece are not lowered (the Python judge keeps
 //! them).

@@ -1,4 +1,4 @@
-//! Property types of CONFORMANCE.md section 5.3 (a port of gateway/compiler/types.py, which stays the
+//! Property types of validation rule 5.3 (a port of gateway/compiler/types.py, which stays the
 //! reference): `is_type` checks a value, `coerce` reads one as its declared type so that `"1"` equals 1,
 //! and `Coerced::same` compares two coerced values as Python's `==` does.
 
@@ -94,7 +94,7 @@ fn json_float(number: &Number) -> f64 {
     number.as_f64().unwrap_or(f64::NAN)
 }
 
-/// `[+-]?[0-9]+` within -2^31..2^31-1, leading zeros allowed (CONFORMANCE.md 8).
+/// `[+-]?[0-9]+` within -2^31..2^31-1, leading zeros allowed (validation rule 8).
 fn is_int_text(text: &str) -> bool {
     let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -262,7 +262,7 @@ pub(crate) fn b64decode(text: &str) -> Option<Vec<u8>> {
 
 /// types.py `parse_timestamp`, as microseconds since the epoch (UTC): RFC 3339 with an offset, `T`/`Z`
 /// in either case, a fraction of any length (cut to microseconds), years 0001-9999 (as a datetime holds
-/// them: the project's decision, README "Decisions"); offsets past `23:59` in either field are refused, per
+/// them: the project's decision, docs/decisions.md); offsets past `23:59` in either field are refused, per
 /// RFC 3339 (Python's fromisoformat took `+05:75` as `+06:15`; types.py refuses it too now).
 fn parse_timestamp(text: &str) -> Option<i128> {
     let bytes = text.as_bytes();

@@ -1,6 +1,6 @@
 //! The value one rule reads from a message: header text, header bytes that are not UTF-8, or a typed JSON
 //! value (a structured event's attribute). `text` (beside it at every call) says the value arrived as
-//! header text and is judged in its canonical string form (CONFORMANCE.md 5.3).
+//! header text and is judged in its canonical string form (validation rule 5.3).
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 """Helpers for the CloudEvents binding tests: a tiny Gherkin reader and CloudEvents -> recorded-message encoders.
 
 The encoders write one CloudEvent the way each binding spec says a sender
-puts it on the wire, in the recorded form of CONFORMANCE.md section 7, so
+puts it on the wire, in the recorded form of validation rule 7, so
 that the tests can read it back through `envelope_from_record` and
 `read_cloudevents` (or judge it through `xgate check`).
 """

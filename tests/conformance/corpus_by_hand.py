@@ -1,7 +1,7 @@
 """Expectations for a sample of the shared xRegistry corpus, read from the documents by a person.
 
 Not from the loader: each entry says what was read in the document (its groups, messages and references),
-how many message definitions CONFORMANCE.md section 1 then leaves standing (a message whose schema link is
+how many message definitions validation rule 1 then leaves standing (a message whose schema link is
 broken is left out), and where each error is (JSON pointer, or line:column for a parse error, counted in the
 file). tests/conformance/test_corpus_by_hand.py holds the loader and the pins to them, and pin_corpus.py
 refuses to write pins that disagree.

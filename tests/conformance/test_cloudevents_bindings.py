@@ -1,4 +1,4 @@
-"""CloudEvents protocol bindings read correctly (CONFORMANCE.md sections 4-8).
+"""CloudEvents protocol bindings read correctly (validation rules 4-8).
 
 1. cloudevents/conformance Gherkin features (Kafka, HTTP) parsed with a tiny
    reader and replayed through `envelope_from_record` + `read_cloudevents`.
@@ -589,7 +589,7 @@ def test_kafka_header_prefix_is_case_sensitive() -> None:
 
 def test_mqtt5_user_property_that_cannot_be_an_attribute_is_an_application_property() -> None:
     """MQTT carries attributes as unprefixed user properties; a user property whose name is not a valid
-    attribute name (`x-request-id`) is an application property and is not judged (README decision)."""
+    attribute name (`x-request-id`) is an application property and is not judged (docs/decisions.md)."""
     record = encode("MQTT/5.0", BINARY, EVENT, APP_DATA)
     record["user_properties"].append({"name": "x-request-id", "value": "42"})
     [verdict] = judge(record)

@@ -34,7 +34,7 @@ SUITE = SHARED_CONFORMANCE / "jsonschema-suite" / "tests"
 DRAFTS = {"draft7": "JSONSchema/draft-07", "draft2020-12": "JSONSchema/draft/2020-12"}
 # cases the product cannot do, each with why (seen failing; strict xfail, so one that starts passing is reported)
 CANNOT = {"draft2020-12/vocabulary.json/0/2": "a custom meta-schema's `$vocabulary` (here: no validation vocabulary) "
-            "is not read: the format's draft applies (README, Schemas)"}
+            "is not read: the format's draft applies (docs/decisions.md)"}
 
 
 def _uses_remote(schema: Any) -> bool:

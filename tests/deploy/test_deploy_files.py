@@ -805,7 +805,7 @@ def test_resources_and_shutdown_fit_the_gateway(target: str) -> None:
             requests, limits = container["resources"]["requests"], container["resources"]["limits"]
             for kind in ("cpu", "memory"):
                 assert quantity(requests[kind]) <= quantity(limits[kind])
-            # ~70 MiB for the interpreter and adapters, ~27 MiB per 1,000 definitions (README, Performance)
+            # ~70 MiB for the interpreter and adapters, ~27 MiB per 1,000 definitions (docs/performance.md)
             assert quantity(requests["memory"]) >= 128
             # one process judges on about one core: a larger limit buys nothing (scale out instead)
             assert quantity(limits["cpu"]) <= 1

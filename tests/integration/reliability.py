@@ -1,4 +1,4 @@
-"""The README's Reliability table: each fault test leaves its accounting in build/reliability/<test>.json,
+"""The Reliability table of docs/reliability.md: each fault test leaves its accounting in build/reliability/<test>.json,
 and `python -m tests.integration.reliability` prints them as one Markdown table."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Faults on real brokers: every message sent is accounted for afterwards (duplicates counted, none lost).
 
 Messages are published at a steady rate, so the fault strikes while they flow. Each test leaves its
-figures in build/reliability/ (`python -m tests.integration.reliability` prints the README's table).
+figures in build/reliability/ (`python -m tests.integration.reliability` prints docs/reliability.md's table).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ RATE = float(os.environ.get("XGATE_FAULT_RATE", "500"))  # messages a second int
 # `ackwait` (JetStream redelivers what the gateway holds unacknowledged) and the in-flight window (filled in
 # WINDOW / rate seconds). The outage outlasts the ackwait four times and the window's filling eight times,
 # as the minute did with the defaults (ackwait 30, window 1000 at 100/s); XGATE_FAULT_OUTAGE=60 for the
-# README's minute.
+# docs/reliability.md's minute.
 OUTAGE = float(os.environ.get("XGATE_FAULT_OUTAGE", "24"))  # seconds the destination stays down
 ACK_WAIT = OUTAGE / 4  # the source's `ackwait` in that test
 WINDOW = 300  # runtime.inflight in that test

@@ -2,7 +2,7 @@
 librdkafka (through confluent-kafka) and Apache Kafka's own Java tools (console producer and consumer,
 ProducerPerformance, from the kafka-tools jars that kafka.sh resolves beside the broker's).
 
-What each client shows for a refused record is pinned where it is asserted (the README quotes it). Every
+What each client shows for a refused record is pinned where it is asserted (docs/proxy.md quotes it). Every
 direct read goes to the broker itself (127.0.0.1:9092), not through the proxy. One proxy serves the module;
 each test has a judged topic of its own (the registry's source endpoint `in` names them all).
 """

@@ -72,7 +72,7 @@ def test_xrcg_generates_from_the_inlined_registry_and_a_group_url(tmp_path: Path
     assert own[0] == 0 and own[2] == expected, own[1][-2000:]
     assert prefixed[0] == 0 and prefixed[2] == expected, prefixed[1][-2000:]
     assert group[0] == 0 and group[2] >= 1, group[1][-2000:]  # the group's own payload classes
-    # xrcg's fault (README): its document schema takes `versions` or `versionsurl`, the API view has both
+    # xrcg's fault (docs/operations.md): its document schema takes `versions` or `versionsurl`, the API view has both
     complaints = [line for line in validated[1].splitlines() if line.startswith("! ")]
     assert validated[0] == 0 and complaints, validated[1][-2000:]
     assert all("is valid under each of" in line and "versionsurl" in line for line in complaints), complaints

@@ -22,7 +22,7 @@ SCHEMA = {"type": "object", "required": ["seq", "v"],
           "properties": {"seq": {"type": "integer"}, "v": {"type": "integer", "minimum": 0}}}
 KINDS = ("ok-binary", "ok-structured", "bad-binary", "bad-structured", "unknown-binary", "unknown-structured",
          "malformed")
-# by the registry below and CONFORMANCE.md section 6: a reading with v >= 0 fits, v = -1 fails the schema (the
+# by the registry below and validation rule 6: a reading with v >= 0 fits, v = -1 fails the schema (the
 # reading is named: dlq), another type matches no candidate's discriminator (no-match: unknown), and a structured
 # body cut short has no readable `type`, so no candidate qualifies either (unknown)
 DESTINATION_OF_KIND = {"ok-binary": "valid", "ok-structured": "valid", "bad-binary": "dlq", "bad-structured": "dlq",

@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 4 (second table) and 3: CloudEvents attributes read per binding, structured vs binary mode,
+"""validation rule 4 (second table) and 3: CloudEvents attributes read per binding, structured vs binary mode,
 the endpoint's `envelopeoptions.mode`, and where the payload is (event `data` vs body)."""
 
 from __future__ import annotations

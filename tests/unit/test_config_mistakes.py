@@ -72,4 +72,4 @@ def test_a_number_beyond_a_double_is_reported_out_of_range_not_as_null(tmp_path:
         [violation] = verdict["violations"]
         assert violation["rule"] == "decode"
         assert f"the number {text} is out of range" in violation["message"] and "null" not in violation["message"]
-    assert rounded["verdict"] == "conformant"  # read as the double 150.0 (README: numbers are IEEE 754 doubles)
+    assert rounded["verdict"] == "conformant"  # read as the double 150.0 (docs/decisions.md: numbers are IEEE 754 doubles)

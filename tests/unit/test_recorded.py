@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 7: the recorded message form -> Envelope (gateway/recorded.py), and judge_lines."""
+"""validation rule 7: the recorded message form -> Envelope (gateway/recorded.py), and judge_lines."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ imports none of them: `compile.py` is where a format is chosen).
 A validator is compiled once per schema (load time, may raise
 SchemaCompileError) and then called per message. On the per-message path it
 never raises and allocates nothing when the payload is valid: it returns None.
-Only a failure builds Violations (CONFORMANCE.md section 6).
+Only a failure builds Violations (validation rule 6).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def check_json_body(body: bytes, check_value: Callable[[object], Violations | No
 
 
 def load_json_payload(body: bytes, unique: bool = True) -> tuple[object, Violation | None]:
-    """A JSON body parsed for a validator, or the `decode` (not JSON, or a member named twice: CONFORMANCE.md
+    """A JSON body parsed for a validator, or the `decode` (not JSON, or a member named twice: docs/validation.md
     5.7) or `limit` (nested too deep) violation."""
     try:
         return jsontext.loads(body, unique), None

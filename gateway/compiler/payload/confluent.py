@@ -5,7 +5,7 @@ allows, and the rest is judged by the schema of that id: the writer's schema, th
 payload can be decoded with. Protobuf payloads carry message indexes after the id; they select the message
 type inside the .proto (any of the file's messages, or only the one a `:Type` selector names).
 
-Verdicts (CONFORMANCE.md section 6 rule names, path `dataschema:`):
+Verdicts (validation rule 6 rule names, path `dataschema:`):
 
 - `decode`: the bytes cannot be read as the format requires: empty, a first byte other than the magic
   byte 0x00, fewer than the 5 header bytes, truncated or invalid Protobuf message indexes, indexes that

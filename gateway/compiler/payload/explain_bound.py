@@ -39,28 +39,23 @@ _DESCENDING_ONE = ("additionalProperties", "additionalItems", "contains", "uneva
 _DESCENDING_ALTERNATIVES = ("properties", "prefixItems", "items")
 
 
-class _Unbounded(Exception):
-    """An in-place cycle (a schema that applies itself to the same value) or a schema too deep to walk."""
-
-
 def explain_depth(schema: Any) -> int | None:
     """The deepest failing payload whose errors are listed; None: any depth; -1: none (only the root)."""
     if not isinstance(schema, dict):
         return None  # true or false: nothing to walk
-    try:
-        graph = _Graph(schema)
-        counts: dict[int, int] | None = None
-        total = 0
-        for depth in range(DEEPEST + 1):
-            before, counts = counts, graph.level(counts)
-            total += counts[id(schema)]
-            if total > PATH_BUDGET:
-                return depth - 1
-            if counts == before:  # every level from here adds the same: the total at the deepest is known
-                last = depth + (PATH_BUDGET - total) // counts[id(schema)] if counts[id(schema)] else DEEPEST
-                return None if last >= DEEPEST else last
-    except _Unbounded:
-        return -1
+    graph = _Graph(schema)
+    if graph.order is None:
+        return -1  # a schema that applies itself to the same value: no walk of it ends
+    counts: dict[int, int] | None = None
+    total = 0
+    for depth in range(DEEPEST + 1):
+        before, counts = counts, graph.level(counts)
+        total += counts[id(schema)]
+        if total > PATH_BUDGET:
+            return depth - 1
+        if counts == before:  # every level from here adds the same: the total at the deepest is known
+            last = depth + (PATH_BUDGET - total) // counts[id(schema)] if counts[id(schema)] else DEEPEST
+            return None if last >= DEEPEST else last
     return None
 
 
@@ -150,8 +145,8 @@ class _Graph:
             groups.extend([child] for child in node["patternProperties"].values())
         return [ids for ids in ([id(c) for c in group if isinstance(c, dict)] for group in groups) if ids]
 
-    def _in_place_order(self) -> list[int]:
-        """Every node after its in-place children (their counts come first); a cycle among them is unbounded."""
+    def _in_place_order(self) -> list[int] | None:
+        """Every node after its in-place children (their counts come first); None for a cycle among them."""
         order: list[int] = []
         state: dict[int, int] = {}  # 1: being visited, 2: done
         for start in self.nodes:
@@ -167,7 +162,7 @@ class _Graph:
                     state[key] = 2
                     order.append(key)
                 elif state.get(child) == 1:
-                    raise _Unbounded
+                    return None
                 elif not state.get(child):
                     state[child] = 1
                     stack.append((child, iter(self.in_place[child])))
@@ -178,6 +173,7 @@ class _Graph:
         (None: to the value itself). In-place children come first in `order`, so their counts are ready.
         Capped past the budget."""
         counts: dict[int, int] = {}
+        assert self.order is not None
         for key in self.order:
             if below is None:
                 count = 1

@@ -1,7 +1,7 @@
 """Mutations aimed where two judges could read the same text differently (issue 31's pitfalls): a regex `$`
 before a trailing newline, lenient timestamp offsets and fraction lengths, percent signs and non-ASCII in
 URIs, control characters, quotes in reprs, non-ASCII member names, number forms, base64 padding, and
-Kafka-only fields (keys, null headers, repeated `ce_` headers). CONFORMANCE.md decides each; both judges
+Kafka-only fields (keys, null headers, repeated `ce_` headers). docs/validation.md decides each; both judges
 follow it (tests/unit/compiler/test_native_differential.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""AMQP properties and application-properties in their native type or as text (CONFORMANCE.md 5.3, 5.7):
+"""AMQP properties and application-properties in their native type or as text (validation rule 5.3, 5.7):
 `"priority": "2"` is a valid `integer` and `"express": "true"` a valid `boolean`, as 2 and true are; text that is
 not the type's canonical form is still a `type` violation. Judged through `xgate check` on recorded messages."""
 

@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 4 (first table) with 7 (recorded form): every protocol field a definition can constrain is read
+"""validation rule 4 (first table) with 7 (recorded form): every protocol field a definition can constrain is read
 from the recorded message, passing and failing, with the exact `protocoloptions.*` violation path."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_kafka_key_text(tmp_path: Path) -> None:
 
 
 def test_kafka_key_that_is_not_utf8_is_no_string(tmp_path: Path) -> None:
-    # CONFORMANCE.md 5.7: bytes that are not UTF-8 in a text-typed value are `decode`
+    # validation rule 5.7: bytes that are not UTF-8 in a text-typed value are `decode`
     loaded = _load(tmp_path, "KAFKA", {"topic": "t", "key": {"type": "string", "required": True}})
     assert shape(loaded.judge({"protocol": "KAFKA", "topic": "t", "key_base64": b64(b"\xff\xfe")})) == \
         bad("g", "m", ("protocoloptions.key", "decode"))
@@ -225,7 +225,7 @@ def test_amqp_section_aliases_in_the_recorded_form(amqp: Any) -> None:
     ({"properties:message-id": None}, ("protocoloptions.properties.message-id", "required")),
     ({"properties:to": "/topics/q1"}, ("protocoloptions.properties.to", "template")),
     ({"properties:user-id": "alice"}, ("protocoloptions.properties.user-id", "type")),
-    # text in canonical form ("3", "5", "true") is valid for AMQP (CONFORMANCE.md 5.7); other text is not
+    # text in canonical form ("3", "5", "true") is valid for AMQP (validation rule 5.7); other text is not
     ({"properties:group-sequence": "3x"}, ("protocoloptions.properties.group-sequence", "type")),
     ({"application-properties:priority": "five"}, ("protocoloptions.application-properties.priority", "type")),
     ({"application-properties:priority": 6}, ("protocoloptions.application-properties.priority", "value")),

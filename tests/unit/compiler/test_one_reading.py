@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 5.7, one reading only: duplicate member names in a JSON body or structured event (any depth)
+"""validation rule 5.7, one reading only: duplicate member names in a JSON body or structured event (any depth)
 and header/attribute bytes that are not UTF-8 are `decode` (issue 17 defect 9, issue 19 item 3)."""
 
 from __future__ import annotations

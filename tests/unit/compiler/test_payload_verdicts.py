@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 5.6 and 8 through the whole pipeline: the payload of a judged message against each schema
+"""validation rule 5.6 and 8 through the whole pipeline: the payload of a judged message against each schema
 format (JSON Schema drafts, Avro binary and JSON, Protobuf with `:TypeName`, XSD), `schema` vs `decode`, and a
 schema that fails to compile as a load error. (Validator internals: test_payload.py.)"""
 

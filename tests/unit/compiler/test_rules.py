@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 5.1 (CloudEvents implicit rules), 5.2 (declared properties), 5.4 (fixed values, "any
+"""validation rule 5.1 (CloudEvents implicit rules), 5.2 (declared properties), 5.4 (fixed values, "any
 timestamp") and 5.5 (content type), each failing on its own with an exact violation path and rule."""
 
 from __future__ import annotations

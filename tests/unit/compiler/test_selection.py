@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 6 (and 3, 8): which candidate a verdict names. Most specific match wins, ties by
+"""validation rule 6 (and 3, 8): which candidate a verdict names. Most specific match wins, ties by
 (messagegroupid, messageid); a nonconformant verdict names the closest candidate whose discriminator matches;
 no qualifying candidate is `no-match`; an unknown endpoint is `endpoint`."""
 

@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 5.4: `{name}` placeholders, one or more characters other than `/`, `?`, `#`; one name binds
+"""validation rule 5.4: `{name}` placeholders, one or more characters other than `/`, `?`, `#`; one name binds
 one text across attributes, topic, key, headers and subject of one definition (`placeholder`); a value that
 does not fit its pattern is `template`."""
 

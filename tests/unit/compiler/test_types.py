@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 5.3 and 8 (text forms): every property type, in text form (header strings) and typed form
+"""validation rule 5.3 and 8 (text forms): every property type, in text form (header strings) and typed form
 (JSON / AMQP values), passing and failing; then 5.4 value comparison after reading text as the declared type."""
 
 from __future__ import annotations
@@ -233,7 +233,7 @@ def test_header_types_pass_and_fail(tmp_path: Path, type_name: str, good: str, w
     assert loaded.errors == []
     assert shape(loaded.judge(_kafka(good))) == ok("g", "m")
     wrong_header: Any = {"base64": b64(b"\xff\xfe")} if type_name == "string" else wrong
-    rule = "decode" if type_name == "string" else "type"  # CONFORMANCE.md 5.7: bytes that are not UTF-8
+    rule = "decode" if type_name == "string" else "type"  # validation rule 5.7: bytes that are not UTF-8
     assert shape(loaded.judge(_kafka(wrong_header))) == bad("g", "m", ("protocoloptions.headers.p", rule))
 
 
@@ -242,7 +242,7 @@ def test_non_utf8_header_bytes_only_match_binary(tmp_path: Path) -> None:
     for type_name in ("string", "any", "urireference", "symbol"):
         loaded = _kafka_header_ruleset(tmp_path / type_name, type_name)
         verdict = loaded.judge(_kafka(raw))
-        # CONFORMANCE.md 5.7: `decode` unless the declared type is binary (`any` included)
+        # validation rule 5.7: `decode` unless the declared type is binary (`any` included)
         assert shape(verdict) == bad("g", "m", ("protocoloptions.headers.p", "decode")), type_name
     loaded = _kafka_header_ruleset(tmp_path / "binary", "binary")
     assert shape(loaded.judge(_kafka(raw))) == ok("g", "m")
@@ -274,7 +274,7 @@ def _amqp(value: Any) -> dict[str, Any]:
 E2E_TYPED = [
     ("string", "hello", 5),
     ("symbol", "abc", "a b"),
-    ("integer", 5, "5x"),  # AMQP text in canonical form ("5") is an integer too: CONFORMANCE.md 5.7
+    ("integer", 5, "5x"),  # AMQP text in canonical form ("5") is an integer too: validation rule 5.7
     ("integer", -(2**31), 2**31),
     ("integer", 7, 7.5),
     ("integer", 1, True),

@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 2: `basemessage` / `basemessageurl` / `basemessageuri` chains are followed to their root and
+"""validation rule 2: `basemessage` / `basemessageurl` / `basemessageuri` chains are followed to their root and
 deep-merged back down (objects key by key, a scalar replaces a complex value); a cycle is an error for every
 message on it and they are left out; a dangling base is a warning and the message is used as written."""
 

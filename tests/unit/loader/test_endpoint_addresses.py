@@ -1,4 +1,4 @@
-"""Endpoint addresses (CONFORMANCE.md section 8): KAFKA's 1.0-rc4 `bootstrap.servers` entries beside the older
+"""Endpoint addresses (validation rule 8): KAFKA's 1.0-rc4 `bootstrap.servers` entries beside the older
 `uri` entries, read the same by every command that connects, served and written back in the rc4 form; an entry
 without an address is a load error at its pointer."""
 

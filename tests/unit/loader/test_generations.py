@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 1: every document generation loads into the same model, so an equivalent message definition
+"""validation rule 1: every document generation loads into the same model, so an equivalent message definition
 written in each generation gives the same verdicts; and the name tolerances of section 1."""
 
 from __future__ import annotations

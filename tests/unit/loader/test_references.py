@@ -1,4 +1,4 @@
-"""CONFORMANCE.md 2 and 8: JSON pointer references, relative file references, xids across files, `:TypeName`
+"""validation rule 2 and 8: JSON pointer references, relative file references, xids across files, `:TypeName`
 selectors, the default schema version, remote references (not fetched) and dangling references."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""http(s) references are fetched only as gateway.yaml's `remote` section allows (CONFORMANCE.md section 2):
+"""http(s) references are fetched only as gateway.yaml's `remote` section allows (validation rule 2):
 off by default, allow-listed hosts, public addresses unless listed, a timeout, a size cap and a cache.
 Documents are served by a local http.server on 127.0.0.1."""
 

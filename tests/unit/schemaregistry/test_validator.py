@@ -1,5 +1,5 @@
 """The wire-format validator alone, compiled from schemas in memory: the hot path never raises, whatever the
-bytes, and answers what CONFORMANCE.md's rule names say."""
+bytes, and answers what docs/validation.md's rule names say."""
 
 from __future__ import annotations
 
