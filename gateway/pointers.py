@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 
 def escape(segment: object) -> str:
@@ -19,3 +20,17 @@ def unescape(token: str) -> str:
 def pointer(segments: Iterable[object]) -> str:
     """The pointer to `segments` from the root ("" for the root itself)."""
     return "".join("/" + escape(segment) for segment in segments)
+
+
+def follow(document: Any, path: str) -> tuple[bool, Any]:
+    """(found, the value at `path` in `document`); `path` is a pointer ("" or "/a/0"), as a `#` fragment holds it."""
+    node = document
+    for token in path.split("/")[1:] if path else ():
+        key = unescape(token)
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return False, None
+    return True, node

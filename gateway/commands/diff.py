@@ -1,7 +1,12 @@
-"""`xgate diff`: what a new contract would change, judged on the traffic you already have.
+"""`xgate diff`: what a new contract would change, from the documents and on the traffic you already have.
 
-The same recorded messages are judged under the registry in force (OLD) and
-a candidate (NEW), with the same compiler the gateway runs. Every message
+The two registries' definitions are compared first (gateway/compat): every change that decides a verdict, with
+whom it breaks (producers, consumers, both, nobody). `--compatibility` (default `backward`, Confluent Schema
+Registry's modes) says which of those refuse the change: exit 1 when one does. With no traffic that is all.
+
+With recorded messages (a file, `-` for standard input, or `--capture`), the
+same recorded messages are judged under the registry in force (OLD) and a
+candidate (NEW), with the same compiler the gateway runs. Every message
 whose verdict changes is counted in one of three kinds of change, grouped
 by the definition and rule that explain it:
 
@@ -10,8 +15,9 @@ by the definition and rule that explain it:
 - renamed: conformant under both, but as another message definition.
 
 A change of the violations of a message that fails under both is not a
-change of verdict and is not reported. `tightened` decides the exit code, so
-a CI job can refuse a contract change that would dead-letter traffic.
+change of verdict and is not reported. Exit 1 also when a message is
+tightened, so a CI job can refuse a contract change that would dead-letter
+traffic; a traffic file holding no message is exit 2 (nothing was measured).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from gateway.check import judge_line
+from gateway.compat import Change as ContractChange
+from gateway.compat import Mode, compare_registries
 from gateway.commands.capture import cmd_capture
 from gateway.commands.startup import add_settings_option, load_registry, unusable
 from gateway.exit_code import ExitCode
@@ -129,13 +137,20 @@ def compare(pairs: Iterable[tuple[Verdict, Verdict]]) -> DiffReport:
 
 def cmd_diff(args: argparse.Namespace) -> ExitCode:
     """Judge the same recorded messages under two registries and report every change of verdict."""
-    rulesets = []
+    rulesets, registries = [], []
     for option, paths in (("--registry", args.registry), ("--against", args.against)):
         loaded = load_registry(paths, args.settings)
         refused = unusable(f"diff ({option})", loaded, strict=args.strict, endpoint=args.endpoint)
         if refused is not None:
             return refused
         rulesets.append(loaded.ruleset)
+        registries.append(loaded.snapshot.registry)
+    mode = Mode(args.compatibility)
+    contract = compare_registries(*registries)
+    refused_by_mode = [change for change in contract if mode.refuses(change.breaks)]
+    if args.input is None and not args.capture:
+        _print_contract(contract, mode, args.format)
+        return ExitCode.NONCONFORMANT if refused_by_mode else ExitCode.OK
     old, new = rulesets
     captured = _capture_for_diff(args) if args.capture else None
     if args.capture and captured is None:
@@ -153,11 +168,33 @@ def cmd_diff(args: argparse.Namespace) -> ExitCode:
     finally:
         if captured is not None:
             captured.unlink(missing_ok=True)
+    if report.total == 0:
+        print(f"xgate diff: {path if path != '-' else 'standard input'} holds no recorded message: nothing was "
+              "measured (leave the input out to compare the documents alone)", file=sys.stderr)
+        return ExitCode.USAGE
     if args.format == "json":
-        print(json.dumps(report.to_json(), default=str))
+        print(json.dumps({**report.to_json(), **_contract_json(contract, mode)}, default=str))
     else:
+        _print_contract(contract, mode, "table")
         print(report.render())
-    return ExitCode.NONCONFORMANT if report.tightened else ExitCode.OK
+    return ExitCode.NONCONFORMANT if report.tightened or refused_by_mode else ExitCode.OK
+
+
+def _contract_json(contract: list[ContractChange], mode: Mode) -> dict[str, Any]:
+    return {"compatibility": mode.value, "contract_changes": [change.as_dict() for change in contract],
+            "refused_by_mode": sum(mode.refuses(change.breaks) for change in contract)}
+
+
+def _print_contract(contract: list[ContractChange], mode: Mode, form: str) -> None:
+    if form == "json":
+        print(json.dumps(_contract_json(contract, mode)))
+        return
+    refused = [change for change in contract if mode.refuses(change.breaks)]
+    print(f"contract: {len(contract)} change(s), {len(refused)} refused by --compatibility {mode.value}")
+    for change in contract:
+        mark = "x" if mode.refuses(change.breaks) else " "
+        print(f" {mark} {change.definition}  {change.path or '(the definition)'}  {change.kind}  "
+              f"breaks {change.breaks.value}: {change.reason}")
 
 
 def _capture_for_diff(args: argparse.Namespace) -> Path | None:
@@ -187,7 +224,13 @@ def add_command(commands: Any) -> None:
     diff.add_argument("--endpoint", help="endpoint id for records that do not name one")
     diff.add_argument("--format", choices=("table", "json"), default="table")
     diff.add_argument("--strict", action="store_true", help="any load error in either registry is exit 2")
-    diff.add_argument("input", nargs="?", default="-", help="recorded messages, one JSON object per line")
+    diff.add_argument("input", nargs="?", default=None,
+                      help="recorded messages, one JSON object per line (`-`: standard input); without it (and "
+                           "without --capture) the documents alone are compared")
+    diff.add_argument("--compatibility", choices=[mode.value for mode in Mode], default=Mode.BACKWARD.value,
+                      help="which contract changes are refused (exit 1): backward (the default: changes that "
+                           "refuse what producers send today), forward (changes that admit what consumers did not "
+                           "expect), full (both), none")
     diff.add_argument("--capture", metavar="ENDPOINT",
                       help="judge live messages of ENDPOINT instead (read beside the gateway, as `xgate capture`)")
     diff.add_argument("--count", type=int, default=1000, help="with --capture: stop after N messages")

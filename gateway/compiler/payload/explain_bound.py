@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.pointers import follow
+
 # schema paths that may be walked to list one payload's errors (each path builds an error with the value it
 # names); the recursion above costs about 0.1-0.2 ms a path
 PATH_BUDGET = 1000
@@ -112,16 +114,8 @@ class _Graph:
             return self.anchors[ref]
         if not ref.startswith("#/"):
             return None  # another document's: the core never fetches one, and it adds no walk here
-        node = self.root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node
+        found, node = follow(self.root, ref[1:])
+        return node if found else None
 
     def _in_place(self, node: dict[str, Any]) -> list[int]:
         found: list[Any] = []

@@ -1,0 +1,202 @@
+"""Two registries compared definition by definition, from the documents alone (no traffic).
+
+Definitions pair by (group, message) id; one left over on each side pairs by CloudEvents `type` (a renamed id).
+A definition only in the old registry breaks producers still sending it; one only in the new admits messages
+that were unknown before (consumers). A pair is compared on what decides a verdict (docs/validation.md,
+rule 5): its CloudEvents attributes and protocol options (required, type, value), its schema format, and its
+payload schema by the format's own rules (jsonschema.py, avro.py). Protobuf and XSD schemas are compared as
+text until their own rules are built: any change to one counts as breaking both.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from gateway.compat import avro, jsonschema
+from gateway.compat.change import Breaks, Change
+from gateway.model.formats import AVRO, JSONSCHEMA, normalize_schema_format
+from gateway.model.resolved import MessageDefinition, Registry
+
+# an attribute type whose accepted values hold another's: the old one widened to it loosens, narrowed tightens
+WIDER = {"integer": {"number"}, "uri": {"urireference"}, "symbol": set()}
+ANY_TYPES = frozenset({"any", "var"})
+
+
+def compare_registries(old: Registry, new: Registry) -> list[Change]:
+    found: list[Change] = []
+    pairs, gone, added = _pairs(old, new)
+    for key in gone:
+        found.append(Change(_name(key), "", "removed", Breaks.PRODUCERS,
+                            "definition removed: messages producers still send as it are refused"))
+    for key in added:
+        found.append(Change(_name(key), "", "added", Breaks.CONSUMERS,
+                            "definition added: messages that were refused are now accepted"))
+    for before, after in pairs:
+        found.extend(compare_definitions(before, after))
+    return sorted(found, key=lambda c: (c.definition, c.path, c.kind))
+
+
+def _name(key: tuple[str, str]) -> str:
+    return f"{key[0]}/{key[1]}"
+
+
+def _ce_type(definition: MessageDefinition) -> str | None:
+    value = ((definition.attrs.get("envelopemetadata") or {}).get("type") or {}).get("value")
+    return value if isinstance(value, str) else None
+
+
+def _pairs(old: Registry, new: Registry) -> tuple[list[tuple[MessageDefinition, MessageDefinition]],
+                                                  list[tuple[str, str]], list[tuple[str, str]]]:
+    pairs = [(old.messages[key], new.messages[key]) for key in sorted(old.messages.keys() & new.messages.keys())]
+    gone = sorted(old.messages.keys() - new.messages.keys())
+    added = sorted(new.messages.keys() - old.messages.keys())
+    by_type = {_ce_type(new.messages[key]): key for key in added}
+    for key in list(gone):
+        match = by_type.get(_ce_type(old.messages[key]))
+        if _ce_type(old.messages[key]) is not None and match is not None and match in added:
+            pairs.append((old.messages[key], new.messages[match]))
+            gone.remove(key)
+            added.remove(match)
+    return pairs, gone, added
+
+
+def compare_definitions(old: MessageDefinition, new: MessageDefinition) -> list[Change]:
+    name = f"{new.groupid}/{new.messageid}"
+    found: list[Change] = []
+    if (old.groupid, old.messageid) != (new.groupid, new.messageid):
+        found.append(Change(name, "", "renamed", Breaks.NOBODY,
+                            f"was {old.groupid}/{old.messageid} (paired by its CloudEvents type)"))
+    found += _properties(name, "envelopemetadata", old.attrs.get("envelopemetadata") or {},
+                         new.attrs.get("envelopemetadata") or {})
+    found += _options(name, old.attrs.get("protocoloptions") or {}, new.attrs.get("protocoloptions") or {})
+    found += _payload(name, old, new)
+    return found
+
+
+def _properties(name: str, where: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    found = []
+    for key in sorted(set(old) | set(new)):
+        path = f"{where}.{key}"
+        before, after = old.get(key), new.get(key)
+        if not isinstance(before, dict) or not isinstance(after, dict):
+            if before is not None and after is not None:
+                found += _plain(name, path, before, after)
+            elif after is not None:
+                found.append(Change(name, path, "added", Breaks.PRODUCERS if _constrains(after) else Breaks.NOBODY,
+                                    f"`{key}` declared" + (" and constrained" if _constrains(after) else "")))
+            else:
+                found.append(Change(name, path, "removed", Breaks.CONSUMERS if _constrains(before) else Breaks.NOBODY,
+                                    f"`{key}` no longer declared"))
+            continue
+        if bool(before.get("required")) != bool(after.get("required")):
+            required = bool(after.get("required"))
+            found.append(Change(name, path, "required", Breaks.of(required, not required),
+                                f"`{key}` is {'now' if required else 'no longer'} required"))
+        found += _type(name, path, before.get("type"), after.get("type"))
+        if _text(before.get("value")) != _text(after.get("value")):
+            was, now = before.get("value"), after.get("value")
+            breaks = _template_change(was, now) if isinstance(was, str) and isinstance(now, str) else \
+                Breaks.of("value" in after, "value" in before)
+            found.append(Change(name, path, "template" if "{" in f"{was}{now}" else "value", breaks,
+                                f"value {_text(was)} -> {_text(now)}"))
+    return found
+
+
+def _template_change(old: str, new: str) -> Breaks:
+    """A fixed value or template replaced by another: tightens when every text the new one accepts the old one
+    accepted too (`/sites/{site}` -> `/sites/berlin`), loosens the other way round, else both."""
+    narrower = _covers(old, new)
+    wider = _covers(new, old)
+    return Breaks.of(not wider, not narrower) if narrower or wider else Breaks.BOTH
+
+
+PLACEHOLDER = re.compile(r"\{[^{}]+\}")
+STANDS_FOR = "\ue000"  # a placeholder of the covered template, as one character a placeholder may be
+
+
+def _covers(wide: str, narrow: str) -> bool:
+    """Whether every text `narrow` accepts is one `wide` accepts: `narrow` with each placeholder written as one
+    character no literal holds, matched against `wide` (a placeholder is one or more characters other than
+    `/`, `?` and `#`, validation rule 5.4). A name `wide` uses twice (the texts must agree) is not worked out."""
+    names = PLACEHOLDER.findall(wide)
+    if len(names) != len(set(names)):
+        return False
+    pattern = "".join(re.escape(part) if index % 2 == 0 else "[^/?#]+"
+                      for index, part in enumerate(re.split(r"(\{[^{}]+\})", wide)))
+    return re.fullmatch(pattern, PLACEHOLDER.sub(STANDS_FOR, narrow)) is not None
+
+
+def _constrains(propdef: Any) -> bool:
+    return not isinstance(propdef, dict) or bool(propdef.get("required") or "value" in propdef
+                                                 or propdef.get("type") not in (None, *ANY_TYPES))
+
+
+def _type(name: str, path: str, old: Any, new: Any) -> list[Change]:
+    if old == new:
+        return []
+    before, after = old or "string", new or "string"
+    if before == after:
+        return []
+    if after in ANY_TYPES or after in WIDER.get(before, ()):
+        breaks = Breaks.CONSUMERS
+    elif before in ANY_TYPES or before in WIDER.get(after, ()):
+        breaks = Breaks.PRODUCERS
+    else:  # neither set of values holds the other (integer and string, say: 7 and "7" read differently)
+        breaks = Breaks.BOTH
+    return [Change(name, path, "type", breaks, f"type {before} -> {after}")]
+
+
+def _plain(name: str, path: str, old: Any, new: Any) -> list[Change]:
+    if _text(old) == _text(new):
+        return []
+    return [Change(name, path, "value", Breaks.BOTH, f"{_text(old)} -> {_text(new)}")]
+
+
+def _options(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """Protocol options: a map of declared properties (headers, properties, ...) compared as attributes are,
+    a plain 1.0 value (`"topic": "t"`: required and fixed) as a value."""
+    found = []
+    for key in sorted(set(old) | set(new)):
+        before, after = old.get(key), new.get(key)
+        path = f"protocoloptions.{key}"
+        maps = [v for v in (before, after) if isinstance(v, dict)]
+        if maps and all(isinstance(v, dict) or v is None for v in (before, after)) and \
+                all(isinstance(p, dict) for m in maps for p in m.values()):
+            found += _properties(name, path, before or {}, after or {})
+        elif before is None:
+            found.append(Change(name, path, "added", Breaks.PRODUCERS, f"`{key}` now fixed to {_text(after)}"))
+        elif after is None:
+            found.append(Change(name, path, "removed", Breaks.CONSUMERS, f"`{key}` no longer fixed"))
+        else:
+            found += _plain(name, path, before, after)
+    return found
+
+
+def _payload(name: str, old: MessageDefinition, new: MessageDefinition) -> list[Change]:
+    before, after = old.payload, new.payload
+    if before is None and after is None:
+        return []
+    if before is None or after is None:
+        return [Change(name, "dataschema:", "schema", Breaks.of(after is not None, before is not None),
+                       "a payload schema " + ("now applies" if after is not None else "no longer applies"))]
+    kinds = [normalize_schema_format(p.format or "") for p in (before, after)]
+    kind_old, kind_new = (k.kind if k is not None else None for k in kinds)
+    if kind_old != kind_new:
+        return [Change(name, "dataschema:", "format", Breaks.BOTH, f"schema format {before.format} -> {after.format}")]
+    if kind_old == JSONSCHEMA:
+        found = jsonschema.changes(before.schema, after.schema)
+    elif kind_old == AVRO:
+        found = avro.changes(before.schema, after.schema, before.type_name, after.type_name)
+    elif _text(before.schema) != _text(after.schema) or before.type_name != after.type_name:
+        return [Change(name, "dataschema:", "schema", Breaks.BOTH,
+                       f"{before.format} schema changed (compared as text: its own rules are not built yet)")]
+    else:
+        found = []
+    return [Change(name, f"dataschema:{f.pointer}", f.kind, f.breaks, f.reason) for f in found]
+
+
+def _text(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value is not None else "(none)"

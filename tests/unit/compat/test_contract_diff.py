@@ -1,0 +1,120 @@
+"""`xgate diff --registry OLD --against NEW` with no traffic: the documents compared, each change with whom it
+breaks, and the exit code by `--compatibility` (Confluent Schema Registry's modes: backward refuses changes
+that refuse what producers send today, forward those that admit what consumers were told they would not get,
+full both). The three changes issue 33 found passing the old traffic-only gate on config/demo are caught."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway import cli
+
+DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    for document in DEMO.glob("*.xreg.json"):
+        shutil.copy(document, folder / document.name)
+    return folder
+
+
+def _edit(folder: Path, name: str, change: Any) -> None:
+    path = folder / name
+    document = json.loads(path.read_text("utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), "utf-8")
+
+
+def _orders(document: dict[str, Any]) -> dict[str, Any]:
+    return document["messagegroups"]["com.example.orders"]["messages"]
+
+
+def _schema(document: dict[str, Any], name: str) -> dict[str, Any]:
+    schemas = document["schemagroups"]["com.example.orders"]["schemas"]
+    return next(s for key, s in schemas.items() if name in key)["versions"]["1"]["schema"]
+
+
+def _diff(capsys: pytest.CaptureFixture[str], old: Path, new: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    code = cli.main(["diff", "--registry", str(old), "--against", str(new), "--format", "json", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _changes(report: dict[str, Any]) -> set[tuple[str, str, str, str]]:
+    return {(c["definition"].rpartition("/")[2], c["path"], c["kind"], c["breaks"]) for c in report["contract_changes"]}
+
+
+@pytest.fixture
+def demo_cases(tmp_path: Path) -> tuple[Path, Path]:
+    old, new = _copy(tmp_path, "old"), _copy(tmp_path, "new")
+
+    def orders(document: dict[str, Any]) -> None:
+        _schema(document, "placed")["required"].append("currency")
+        reason = _schema(document, "cancelled")["fields"][1]["type"]
+        reason["symbols"].remove("STOCK")
+
+    def telemetry(document: dict[str, Any]) -> None:
+        alarm = document["messagegroups"]["com.example.telemetry"]["messages"]["com.example.telemetry.alarm"]
+        alarm["envelopemetadata"]["severity"]["type"] = "string"
+
+    _edit(new, "orders.xreg.json", orders)
+    _edit(new, "telemetry.xreg.json", telemetry)
+    return old, new
+
+
+def test_the_three_demo_cases_are_caught_without_traffic(demo_cases: tuple[Path, Path],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _diff(capsys, *demo_cases)
+    assert code == 1
+    assert _changes(report) == {
+        ("com.example.orders.placed", "dataschema:/currency", "required", "producers"),
+        ("com.example.orders.cancelled", "dataschema:/reason", "enum-symbols", "both"),
+        ("com.example.telemetry.alarm", "envelopemetadata.severity", "type", "both"),
+    }
+    assert report["compatibility"] == "backward" and report["refused_by_mode"] == 3
+
+
+@pytest.mark.parametrize(("mode", "code"), [("backward", 0), ("forward", 1), ("full", 1), ("none", 0)])
+def test_a_loosening_passes_backward_and_fails_forward(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      mode: str, code: int) -> None:
+    old, new = _copy(tmp_path, "old"), _copy(tmp_path, "new")
+    _edit(new, "orders.xreg.json", lambda d: _schema(d, "placed")["required"].remove("total"))
+    got, report = _diff(capsys, old, new, "--compatibility", mode)
+    assert _changes(report) == {("com.example.orders.placed", "dataschema:/total", "required", "consumers")}
+    assert got == code
+
+
+def test_definitions_removed_and_added(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = _copy(tmp_path, "old"), _copy(tmp_path, "new")
+
+    def rename(document: dict[str, Any]) -> None:
+        messages = _orders(document)
+        messages["com.example.orders.voided"] = messages.pop("com.example.orders.cancelled")  # same CE type
+        messages["com.example.orders.voided"]["envelopemetadata"]["type"]["value"] = "com.example.orders.voided"
+        del messages["com.example.orders.placed"]
+
+    _edit(new, "orders.xreg.json", rename)
+    code, report = _diff(capsys, old, new)
+    assert ("com.example.orders.placed", "", "removed", "producers") in _changes(report)
+    assert ("com.example.orders.voided", "", "added", "consumers") in _changes(report)
+    assert code == 1
+
+
+def test_the_same_documents_change_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _diff(capsys, _copy(tmp_path, "old"), _copy(tmp_path, "new"))
+    assert (code, report["contract_changes"]) == (0, [])
+
+
+def test_a_traffic_file_holding_no_message_is_a_usage_error(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n", "utf-8")
+    code = cli.main(["diff", "--registry", str(DEMO), "--against", str(DEMO), str(empty)])
+    assert code == 2
+    assert "holds no recorded message" in capsys.readouterr().err
