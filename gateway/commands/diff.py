@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from gateway.check import judge_line
-from gateway.compat import Change as ContractChange
-from gateway.compat import Mode, compare_registries
 from gateway.commands.capture import cmd_capture
 from gateway.commands.startup import add_settings_option, load_registry, unusable
+from gateway.compat import Change as ContractChange
+from gateway.compat import Mode, compare_registries
 from gateway.exit_code import ExitCode
 from gateway.verdict import Verdict
 
