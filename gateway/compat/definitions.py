@@ -4,7 +4,7 @@ Definitions pair by (group, message) id; one left over on each side pairs by Clo
 A definition only in the old registry breaks producers still sending it; one only in the new admits messages
 that were unknown before (consumers). A pair is compared on what decides a verdict (docs/validation.md,
 rule 5): its CloudEvents attributes and protocol options (required, type, value), its schema format, and its
-payload schema by the format's own rules (jsonschema.py, avro.py). Protobuf and XSD schemas are compared as
+payload schema by the format's own rules (jsonschema.py, avro.py, protobuf.py). XSD schemas are compared as
 text until their own rules are built: any change to one counts as breaking both.
 """
 
@@ -15,10 +15,12 @@ from typing import Any
 
 import orjson
 
-from gateway.compat import avro, jsonschema
+from gateway.compat import avro, jsonschema, protobuf
 from gateway.compat.change import Breaks, Change
-from gateway.model.formats import AVRO, JSONSCHEMA, normalize_schema_format
-from gateway.model.resolved import MessageDefinition, Registry
+from gateway.compiler.payload.protobuf import message_descriptor
+from gateway.errors import SchemaCompileError
+from gateway.model.formats import AVRO, JSONSCHEMA, PROTOBUF, normalize_schema_format
+from gateway.model.resolved import MessageDefinition, PayloadSchema, Registry
 
 # an attribute type whose accepted values hold another's: the old one widened to it loosens, narrowed tightens
 WIDER = {"integer": {"number"}, "uri": {"urireference"}, "symbol": set()}
@@ -190,12 +192,23 @@ def _payload(name: str, old: MessageDefinition, new: MessageDefinition) -> list[
         found = jsonschema.changes(before.schema, after.schema)
     elif kind_old == AVRO:
         found = avro.changes(before.schema, after.schema, before.type_name, after.type_name)
+    elif kind_old == PROTOBUF and (descriptors := _protobuf(before, after)) is not None:
+        found = protobuf.changes(*descriptors)
     elif _text(before.schema) != _text(after.schema) or before.type_name != after.type_name:
         return [Change(name, "dataschema:", "schema", Breaks.BOTH,
-                       f"{before.format} schema changed (compared as text: its own rules are not built yet)")]
+                       f"{before.format} schema changed (compared as text: its own rules are not built here)")]
     else:
         found = []
     return [Change(name, f"dataschema:{f.pointer}", f.kind, f.breaks, f.reason) for f in found]
+
+
+def _protobuf(before: PayloadSchema, after: PayloadSchema) -> tuple[Any, Any] | None:
+    """Both message descriptors, or None when either side does not compile here (then compared as text)."""
+    try:
+        return (message_descriptor(before.schema, before.type_name),
+                message_descriptor(after.schema, after.type_name))
+    except SchemaCompileError:
+        return None
 
 
 def _text(value: Any) -> str:

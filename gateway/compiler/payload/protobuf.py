@@ -100,6 +100,11 @@ def compile_protobuf_indexed(schema: object, type_name: str | None) -> tuple[Mes
     return by_index, names[selected]
 
 
+def message_descriptor(schema: object, type_name: str | None) -> Descriptor:
+    """The descriptor of the message type a definition selects (`xgate diff` compares two of them)."""
+    return _select(_compiled(schema), type_name)
+
+
 def _compiled(schema: object) -> _Compiled:
     text = _source(schema)
     key = hashlib.sha256(text.encode("utf-8")).hexdigest()

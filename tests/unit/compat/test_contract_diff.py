@@ -118,3 +118,17 @@ def test_a_traffic_file_holding_no_message_is_a_usage_error(tmp_path: Path,
     code = cli.main(["diff", "--registry", str(DEMO), "--against", str(DEMO), str(empty)])
     assert code == 2
     assert "holds no recorded message" in capsys.readouterr().err
+
+
+def test_protobuf_payloads_are_compared_by_field_number(tmp_path: Path) -> None:
+    pytest.importorskip("grpc_tools", reason="the protobuf extra compiles .proto sources")
+    from gateway.compat import compare_registries
+    from tests.unit.builders import ce_message, load_files, registry
+
+    def document(source: str) -> dict[str, Any]:
+        return registry("KAFKA", {"m": ce_message("t", dataschemaformat="Protobuf/3", dataschema=source)})
+
+    old = load_files(tmp_path / "a", {"r.xreg.json": document('syntax = "proto3"; message M { int32 n = 1; }')})
+    new = load_files(tmp_path / "b", {"r.xreg.json": document('syntax = "proto3"; message M { bool n = 1; }')})
+    found = compare_registries(old.snapshot.registry, new.snapshot.registry)
+    assert [(c.path, c.kind, c.breaks.value) for c in found] == [("dataschema:/n", "type", "both")]
