@@ -35,10 +35,13 @@ from typing import Any
 
 from gateway.check import judge_line
 from gateway.commands.capture import cmd_capture
-from gateway.commands.startup import add_settings_option, load_registry, unusable
+from gateway.commands.startup import add_settings_option, load_registry, settings_file_for, unusable
 from gateway.compat import Change as ContractChange
 from gateway.compat import Mode, compare_registries
+from gateway.compat.evidence import Evidence
 from gateway.exit_code import ExitCode
+from gateway.loader.discover import SHADOW_DIR
+from gateway.loader.overlay import overlaid
 from gateway.verdict import Verdict
 
 EXAMPLES_KEPT = 3
@@ -137,9 +140,13 @@ def compare(pairs: Iterable[tuple[Verdict, Verdict]]) -> DiffReport:
 
 def cmd_diff(args: argparse.Namespace) -> ExitCode:
     """Judge the same recorded messages under two registries and report every change of verdict."""
+    against = _against(args.against, args.settings)
+    if against is None:
+        print(f"xgate diff: {args.against[0]} holds no document: there is no candidate to compare", file=sys.stderr)
+        return ExitCode.USAGE
     rulesets, registries = [], []
-    for option, paths in (("--registry", args.registry), ("--against", args.against)):
-        loaded = load_registry(paths, args.settings)
+    for option, (paths, settings) in (("--registry", (args.registry, args.settings)), ("--against", against)):
+        loaded = load_registry(paths, settings)
         refused = unusable(f"diff ({option})", loaded, strict=args.strict, endpoint=args.endpoint)
         if refused is not None:
             return refused
@@ -161,10 +168,17 @@ def cmd_diff(args: argparse.Namespace) -> ExitCode:
     except OSError as exc:
         print(f"xgate diff: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return ExitCode.USAGE
+    evidence = Evidence(contract)
+
+    def judged() -> Iterable[tuple[Verdict, Verdict]]:
+        for number, line in enumerate((line for line in source if line.strip()), 1):
+            pair = judge_line(old, line, args.endpoint), judge_line(new, line, args.endpoint)
+            evidence.add(number, *pair)
+            yield pair
+
     try:
         with source:
-            report = compare((judge_line(old, line, args.endpoint), judge_line(new, line, args.endpoint))
-                             for line in source if line.strip())
+            report = compare(judged())
     finally:
         if captured is not None:
             captured.unlink(missing_ok=True)
@@ -173,28 +187,53 @@ def cmd_diff(args: argparse.Namespace) -> ExitCode:
               "measured (leave the input out to compare the documents alone)", file=sys.stderr)
         return ExitCode.USAGE
     if args.format == "json":
-        print(json.dumps({**report.to_json(), **_contract_json(contract, mode)}, default=str))
+        print(json.dumps({**report.to_json(), **_contract_json(contract, mode, evidence)}, default=str))
     else:
-        _print_contract(contract, mode, "table")
+        _print_contract(contract, mode, "table", evidence)
         print(report.render())
     return ExitCode.NONCONFORMANT if report.tightened or refused_by_mode else ExitCode.OK
 
 
-def _contract_json(contract: list[ContractChange], mode: Mode) -> dict[str, Any]:
-    return {"compatibility": mode.value, "contract_changes": [change.as_dict() for change in contract],
-            "refused_by_mode": sum(mode.refuses(change.breaks) for change in contract)}
+def _contract_json(contract: list[ContractChange], mode: Mode, evidence: Evidence | None = None) -> dict[str, Any]:
+    changes: list[dict[str, Any]] = [change.as_dict() for change in contract]
+    if evidence is not None:
+        for listed, measured in zip(changes, evidence.measured, strict=True):
+            listed["measured"] = measured.as_dict()
+    found: dict[str, Any] = {"compatibility": mode.value, "contract_changes": changes,
+                             "refused_by_mode": sum(mode.refuses(change.breaks) for change in contract)}
+    if evidence is not None:
+        found["unexplained_by_a_document_change"] = evidence.unexplained
+    return found
 
 
-def _print_contract(contract: list[ContractChange], mode: Mode, form: str) -> None:
+def _print_contract(contract: list[ContractChange], mode: Mode, form: str, evidence: Evidence | None = None) -> None:
     if form == "json":
-        print(json.dumps(_contract_json(contract, mode)))
+        print(json.dumps(_contract_json(contract, mode, evidence)))
         return
     refused = [change for change in contract if mode.refuses(change.breaks)]
     print(f"contract: {len(contract)} change(s), {len(refused)} refused by --compatibility {mode.value}")
-    for change in contract:
+    for index, change in enumerate(contract):
         mark = "x" if mode.refuses(change.breaks) else " "
         print(f" {mark} {change.definition}  {change.path or '(the definition)'}  {change.kind}  "
               f"breaks {change.breaks.value}: {change.reason}")
+        if evidence is not None:
+            measured = evidence.measured[index]
+            lines = f", e.g. line {', '.join(map(str, measured.lines))}" if measured.lines else ""
+            print(f"     traffic: {measured.messages} message(s) changed verdict by it "
+                  f"({measured.alone} by it alone){lines}")
+
+
+def _against(paths: list[str], settings: str | None) -> tuple[list[str], str | None] | None:
+    """The candidate's documents and gateway.yaml: as given, or for `DIR/shadow` (a config directory's shadow
+    folder) DIR's documents with the folder laid over them, as the gateway judges its shadow candidate; None
+    for a shadow folder holding no document."""
+    folder = Path(paths[0])
+    if len(paths) != 1 or folder.name != SHADOW_DIR or not folder.is_dir():
+        return paths, settings
+    documents = overlaid(folder.parent, folder)
+    if documents is None:
+        return None
+    return [str(path) for path in documents], settings_file_for([str(folder.parent)], settings)
 
 
 def _capture_for_diff(args: argparse.Namespace) -> Path | None:
@@ -220,7 +259,8 @@ def add_command(commands: Any) -> None:
     diff.add_argument("--registry", action="append", required=True, metavar="PATH",
                       help="the registry in force: document or directory (repeatable)")
     diff.add_argument("--against", action="append", required=True, metavar="PATH",
-                      help="the candidate registry: document or directory (repeatable)")
+                      help="the candidate registry: document or directory (repeatable); DIR/shadow: DIR's documents "
+                           "with its shadow folder laid over them, as the gateway judges its shadow candidate")
     diff.add_argument("--endpoint", help="endpoint id for records that do not name one")
     diff.add_argument("--format", choices=("table", "json"), default="table")
     diff.add_argument("--strict", action="store_true", help="any load error in either registry is exit 2")

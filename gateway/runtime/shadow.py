@@ -13,7 +13,7 @@ outcome, or another message definition) is counted in
 and the latest ones are kept, bounded, for `GET /shadow`. Promoting the
 candidate is moving its files up into the config directory.
 
-Off (no `shadow/` folder), the pipeline pays one attribute read per batch.
+Off (no `shadow/` folder, or one holding no document), the pipeline pays one attribute read per batch.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from gateway.envelope import Envelope
 from gateway.errors import Severity
 from gateway.limits import DEFAULT_LIMITS, Limits
 from gateway.loader import load_snapshot
-from gateway.loader.discover import SHADOW_DIR, discover
+from gateway.loader.discover import SHADOW_DIR
+from gateway.loader.overlay import overlaid
 from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
 from gateway.recorded import record_from_envelope
@@ -88,15 +89,14 @@ def shadow_dir(config_dir: str | Path) -> Path:
 
 def load_shadow(config_dir: str | Path, metrics: GatewayMetrics, limits: Limits = DEFAULT_LIMITS,
                 ) -> tuple[ShadowJudge | None, list[str]]:
-    """The candidate: DIR's documents with `DIR/shadow/` laid over them by file name; None without the folder.
+    """The candidate: DIR's documents with `DIR/shadow/` laid over them by file name (loader/overlay.py); None
+    without the folder or with nothing in it.
     Problems as lines for the log; a candidate with errors is judged with what compiled."""
     folder = shadow_dir(config_dir)
-    if not folder.is_dir():
+    documents = overlaid(config_dir, folder) if folder.is_dir() else None
+    if documents is None:  # no folder, or an empty one: no candidate
         return None, []
-    candidates, _ = discover([folder])
-    replaced = {path.name for path in candidates}
-    active, _ = discover([config_dir])
-    snapshot = load_snapshot([*(path for path in active if path.name not in replaced), *candidates])
+    snapshot = load_snapshot(documents)
     ruleset = compile_registry(snapshot.registry, snapshot.digest, limits)
     problems = [str(d) for d in (*snapshot.diagnostics, *ruleset.diagnostics) if d.severity is Severity.ERROR]
     return ShadowJudge(ruleset, metrics, str(folder)), problems

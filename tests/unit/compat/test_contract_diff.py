@@ -132,3 +132,35 @@ def test_protobuf_payloads_are_compared_by_field_number(tmp_path: Path) -> None:
     new = load_files(tmp_path / "b", {"r.xreg.json": document('syntax = "proto3"; message M { bool n = 1; }')})
     found = compare_registries(old.snapshot.registry, new.snapshot.registry)
     assert [(c.path, c.kind, c.breaks.value) for c in found] == [("dataschema:/n", "type", "both")]
+
+
+def test_against_a_shadow_folder_lays_it_over_the_active_documents(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """config/demo/shadow holds the telemetry document with the battery bound raised: the comparison is the
+    active registry against that file laid over it (every other document the same: no other change)."""
+    code, report = _diff(capsys, DEMO, DEMO / "shadow")
+    assert _changes(report) == {("com.example.telemetry.reading", "dataschema:/battery", "minimum", "producers")}
+    assert code == 1
+    empty = _copy(tmp_path, "config")
+    (empty / "shadow").mkdir()
+    assert cli.main(["diff", "--registry", str(empty), "--against", str(empty / "shadow")]) == 2
+    assert "holds no document" in capsys.readouterr().err
+
+
+def test_traffic_measures_each_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each document change gets the messages whose verdict it changed, from the violations that say why; the
+    demo traffic's readings with a battery under 20 are the shadow bound's, and only its."""
+    from gateway.testing.traffic import generate
+
+    records = generate(800, seed=7, defect_rate=0.0)
+    traffic = tmp_path / "traffic.jsonl"
+    traffic.write_text("".join(json.dumps(record) + "\n" for record in records), "utf-8")
+    low = [number for number, record in enumerate(records, 1)
+           if record["endpoint"] == "telemetry.in" and "battery" in record.get("body", "")
+           and json.loads(record["body"]).get("battery", 100) < 20]
+    assert low  # the generator makes some
+    code, report = _diff(capsys, DEMO, DEMO / "shadow", str(traffic))
+    [change] = report["contract_changes"]
+    assert change["measured"]["messages"] == change["measured"]["alone"] == report["changed"]["tightened"] == len(low)
+    assert change["measured"]["lines"] == low[:3]
+    assert report["unexplained_by_a_document_change"] == 0 and code == 1

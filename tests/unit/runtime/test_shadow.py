@@ -15,6 +15,7 @@ from gateway.compiler import compile_registry
 from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
 from gateway.metrics import names
+from gateway.metrics.instruments import GatewayMetrics
 from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
@@ -163,3 +164,13 @@ def test_the_demo_candidate_is_the_active_telemetry_document_with_one_bound_tigh
     assert (at(active)[battery[-1]], at(candidate)[battery[-1]]) == (0, 20)
     at(candidate)[battery[-1]] = 0
     assert candidate == active
+
+
+def test_an_empty_shadow_folder_is_no_candidate(tmp_path: Path) -> None:
+    """After a promotion moved the last file out, the folder stays: the active documents must not be judged
+    a second time as their own candidate (issue 33: 2.64x the judging for nothing)."""
+    config, _ = _world(tmp_path)
+    for path in (config / "shadow").iterdir():
+        path.unlink()
+    judge, problems = load_shadow(config, GatewayMetrics())
+    assert (judge, problems) == (None, [])
