@@ -153,7 +153,7 @@ def cmd_diff(args: argparse.Namespace) -> ExitCode:
         rulesets.append(loaded.ruleset)
         registries.append(loaded.snapshot.registry)
     mode = Mode(args.compatibility)
-    contract = compare_registries(*registries)
+    contract = compare_registries(*registries, transitive=mode.transitive)
     refused_by_mode = [change for change in contract if mode.refuses(change.breaks)]
     if args.input is None and not args.capture:
         _print_contract(contract, mode, args.format)
@@ -270,7 +270,8 @@ def add_command(commands: Any) -> None:
     diff.add_argument("--compatibility", choices=[mode.value for mode in Mode], default=Mode.BACKWARD.value,
                       help="which contract changes are refused (exit 1): backward (the default: changes that "
                            "refuse what producers send today), forward (changes that admit what consumers did not "
-                           "expect), full (both), none")
+                           "expect), full (both), none; each -transitive form also compares every earlier version "
+                           "of a payload schema the registries hold")
     diff.add_argument("--capture", metavar="ENDPOINT",
                       help="judge live messages of ENDPOINT instead (read beside the gateway, as `xgate capture`)")
     diff.add_argument("--count", type=int, default=1000, help="with --capture: stop after N messages")

@@ -10,6 +10,7 @@ The modes are Confluent Schema Registry's, read for a contract: `backward` (the 
 old one did: consumers on the new contract read everything already produced) refuses changes that break
 producers; `forward` (the old contract accepts what the new one admits: consumers not yet upgraded read what
 is produced under the new one) refuses changes that break consumers; `full` refuses both; `none` nothing.
+Each `-transitive` form also compares the new payload schema with every earlier version the registry holds.
 """
 
 from __future__ import annotations
@@ -38,13 +39,22 @@ class Mode(enum.Enum):
     FORWARD = "forward"
     FULL = "full"
     NONE = "none"
+    BACKWARD_TRANSITIVE = "backward-transitive"
+    FORWARD_TRANSITIVE = "forward-transitive"
+    FULL_TRANSITIVE = "full-transitive"
+
+    @property
+    def transitive(self) -> bool:
+        """Compared with every earlier version of a payload schema the registry holds, not only the last."""
+        return self.value.endswith("-transitive")
 
     def refuses(self, breaks: Breaks) -> bool:
-        if breaks is Breaks.NOBODY or self is Mode.NONE:
+        base = self.value.removesuffix("-transitive")
+        if breaks is Breaks.NOBODY or base == "none":
             return False
-        if self is Mode.FULL or breaks is Breaks.BOTH:
+        if base == "full" or breaks is Breaks.BOTH:
             return True
-        return breaks is (Breaks.PRODUCERS if self is Mode.BACKWARD else Breaks.CONSUMERS)
+        return breaks is (Breaks.PRODUCERS if base == "backward" else Breaks.CONSUMERS)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ text until their own rules are built: any change to one counts as breaking both.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -19,15 +20,20 @@ from gateway.compat import avro, jsonschema, protobuf
 from gateway.compat.change import Breaks, Change
 from gateway.compiler.payload.protobuf import message_descriptor
 from gateway.errors import SchemaCompileError
+from gateway.loader.versions import order_version_ids
+from gateway.model import Entity
 from gateway.model.formats import AVRO, JSONSCHEMA, PROTOBUF, normalize_schema_format
 from gateway.model.resolved import MessageDefinition, PayloadSchema, Registry
+from gateway.pointers import unescape
 
 # an attribute type whose accepted values hold another's: the old one widened to it loosens, narrowed tightens
 WIDER = {"integer": {"number"}, "uri": {"urireference"}, "symbol": set()}
 ANY_TYPES = frozenset({"any", "var"})
 
 
-def compare_registries(old: Registry, new: Registry) -> list[Change]:
+def compare_registries(old: Registry, new: Registry, *, transitive: bool = False) -> list[Change]:
+    """Every change from `old` to `new`; `transitive`: each new payload schema also against every earlier
+    version of its schema that either registry holds (versions.py orders them)."""
     found: list[Change] = []
     pairs, gone, added = _pairs(old, new)
     for key in gone:
@@ -38,7 +44,60 @@ def compare_registries(old: Registry, new: Registry) -> list[Change]:
                             "definition added: messages that were refused are now accepted"))
     for before, after in pairs:
         found.extend(compare_definitions(before, after))
+        if transitive:
+            found.extend(_earlier_versions(old, new, before, after))
     return sorted(found, key=lambda c: (c.definition, c.path, c.kind))
+
+
+VERSION_AT = re.compile(r"^/schemagroups/([^/]+)/schemas/([^/]+)/versions/([^/]+)/schema$")
+
+
+def _earlier_versions(old: Registry, new: Registry, before: MessageDefinition,
+                      after: MessageDefinition) -> list[Change]:
+    """The new payload schema against each version of its schema older than the one it uses, other than the
+    one the old definition used (compared already), from the new registry, else the old one."""
+    if after.payload is None:
+        return []
+    where = _version_of(after.payload)
+    if where is None:
+        return []
+    group, schema, current = where
+    versions: dict[str, Entity] = {}
+    for registry in (old, new):  # the new registry's copy of a version wins
+        holder = registry.schemagroups.get(group)
+        resource = holder.children.get(schema) if holder is not None else None
+        versions.update(resource.children if resource is not None else {})
+    used = _version_of(before.payload) if before.payload is not None else None
+    skip = {current} | ({used[2]} if used is not None and used[:2] == (group, schema) else set())
+    ordered = order_version_ids(list(versions))
+    found = []
+    for version in ordered[:ordered.index(current)] if current in ordered else []:
+        if version in skip or "schema" not in versions[version].attrs:
+            continue
+        earlier = replace(after, payload=PayloadSchema(after.payload.format, _parsed(versions[version].attrs["schema"]),
+                                                       after.payload.type_name, versions[version].origin))
+        found += [replace(change, reason=f"against version {version}: {change.reason}")
+                  for change in _payload(f"{after.groupid}/{after.messageid}", earlier, after)]
+    return found
+
+
+def _version_of(payload: PayloadSchema) -> tuple[str, str, str] | None:
+    """(schema group, schema, version) a payload schema was read from, when it was a registry's version."""
+    where = VERSION_AT.match(payload.origin.pointer)
+    if where is None:
+        return None
+    group, schema, version = (unescape(part) for part in where.groups())
+    return group, schema, version
+
+
+def _parsed(schema: Any) -> Any:
+    """A version's schema as the loader keeps a payload schema: JSON text read, anything else as it is."""
+    if isinstance(schema, str) and schema.lstrip()[:1] in ("{", "["):
+        try:
+            return orjson.loads(schema)
+        except orjson.JSONDecodeError:
+            return schema
+    return schema
 
 
 def _name(key: tuple[str, str]) -> str:

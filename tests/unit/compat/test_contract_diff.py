@@ -164,3 +164,33 @@ def test_traffic_measures_each_change(tmp_path: Path, capsys: pytest.CaptureFixt
     assert change["measured"]["messages"] == change["measured"]["alone"] == report["changed"]["tightened"] == len(low)
     assert change["measured"]["lines"] == low[:3]
     assert report["unexplained_by_a_document_change"] == 0 and code == 1
+
+
+def test_transitive_modes_compare_every_earlier_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Confluent's BACKWARD_TRANSITIVE: the new schema must read what every earlier version wrote. Version 1
+    of `placed` had no `note`; version 2 added it as optional; version 3 makes it required. Against version 2
+    alone that is one change; transitively, against version 1 too."""
+    old, new = _copy(tmp_path, "old"), _copy(tmp_path, "new")
+
+    def versions(document: dict[str, Any], count: int) -> None:
+        schema = document["schemagroups"]["com.example.orders"]["schemas"]["placed"]
+        first = schema["versions"]["1"]
+        first.pop("isdefault", None)
+        schema.pop("metadefaultversionid", None)
+        schema.pop("defaultversionid", None)
+        second = json.loads(json.dumps(first))
+        second["schema"]["properties"]["note"] = {"type": "string"}
+        schema["versions"]["2"] = second
+        if count == 3:
+            third = json.loads(json.dumps(second))
+            third["schema"]["required"].append("note")
+            schema["versions"]["3"] = third
+
+    _edit(old, "orders.xreg.json", lambda d: versions(d, 2))
+    _edit(new, "orders.xreg.json", lambda d: versions(d, 3))
+    _, plain = _diff(capsys, old, new)
+    assert _changes(plain) == {("com.example.orders.placed", "dataschema:/note", "required", "producers")}
+    code, transitive = _diff(capsys, old, new, "--compatibility", "backward-transitive")
+    reasons = sorted(c["reason"] for c in transitive["contract_changes"])
+    assert reasons[0] == "`note` is now required" and reasons[1].startswith("against version 1: ")
+    assert code == 1
