@@ -64,14 +64,18 @@ ROUTES = MetricName("xgate_routes", "gauge", (), "Routes running.", merge="min")
 BUILD_INFO = MetricName("xgate_build_info", "gauge", ("version", "python"), "Always 1; the labels say what runs.", merge="max")
 
 SHADOW_DISAGREEMENTS = MetricName(
-    "xgate_shadow_disagreements_total", "counter", ("endpoint", "active", "candidate", "messageid"),
+    "xgate_shadow_disagreements_total", "counter", ("endpoint", "active", "candidate", "messageid", "rule"),
     "Messages the shadow candidate (the config directory's shadow/ documents) judged otherwise than the active "
-    "rules: active and candidate verdicts, and the message id the candidate (else the active rules) named.")
+    "rules: active and candidate verdicts, the message id the candidate (else the active rules) named, and the "
+    "rule of the first violation that explains it (the candidate's when it refuses, else the active rules').")
+SHADOW_JUDGED = MetricName(
+    "xgate_shadow_judged_total", "counter", ("endpoint",),
+    "Messages the shadow candidate judged beside the active rules (the denominator of a disagreement rate).")
 
 ALL: tuple[MetricName, ...] = (MESSAGES, DEFINITION_MESSAGES, VIOLATIONS, ROUTED, VALIDATION_SECONDS,
                                END_TO_END_SECONDS, INFLIGHT, DELIVERY_FAILURES, UNDELIVERABLE, DESTINATION_UP,
                                ADAPTER_UP, ADAPTER_RECONNECTS, RELOADS, LAST_RELOAD, CONFIG_WATCH_UP, DEFINITIONS, ROUTES, BUILD_INFO,
-                               SHADOW_DISAGREEMENTS)
+                               SHADOW_DISAGREEMENTS, SHADOW_JUDGED)
 
 
 def exported_series(metric: MetricName) -> tuple[str, ...]:

@@ -9,7 +9,8 @@ the folder out of the active registry; the candidate is compiled like the
 active documents and swapped on every reload. For each message the
 pipeline judged, the candidate judges it too; a different verdict (another
 outcome, or another message definition) is counted in
-`xgate_shadow_disagreements_total{endpoint, active, candidate, messageid}`
+`xgate_shadow_disagreements_total{endpoint, active, candidate, messageid, rule}` (over
+`xgate_shadow_judged_total{endpoint}`: a rate)
 and the latest ones are kept, bounded, for `GET /shadow`. Promoting the
 candidate is moving its files up into the config directory.
 
@@ -47,7 +48,8 @@ class ShadowJudge:
         self.ruleset = ruleset
         self.source = source
         self._counter = metrics[names.SHADOW_DISAGREEMENTS]
-        self._children: dict[tuple[str, str, str, str], Any] = {}
+        self._judged_counter = metrics[names.SHADOW_JUDGED]
+        self._children: dict[tuple[str, ...], Any] = {}
         self.latest: deque[dict[str, Any]] = deque(maxlen=LATEST_KEPT)
         self.judged = 0
         self.disagreements = 0
@@ -64,11 +66,13 @@ class ShadowJudge:
                 continue
             self._disagree(endpoint, envelope, active, candidate)
         self.judged += count
+        self._judged_counter.labels(endpoint).inc(count)
 
     def _disagree(self, endpoint: str, envelope: Envelope, active: Verdict, candidate: Verdict) -> None:
         self.disagreements += 1
+        explaining = candidate.violations or active.violations  # the refusal that makes them differ
         key = (endpoint, kind_of(active).value, kind_of(candidate).value,
-               candidate.messageid or active.messageid or "")
+               candidate.messageid or active.messageid or "", explaining[0].rule.value if explaining else "")
         child = self._children.get(key)
         if child is None:  # labels are registry ids and fixed words: bounded
             child = self._children[key] = self._counter.labels(*key)

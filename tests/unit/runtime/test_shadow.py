@@ -7,6 +7,7 @@ import asyncio
 import copy
 import itertools
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,14 @@ def test_shadow_counts_what_diff_reports_and_routes_nothing(tmp_path: Path) -> N
     counted = {tuple(s.labels.values()): s.value
                for family in engine.metrics[names.SHADOW_DISAGREEMENTS].collect() for s in family.samples
                if s.name.endswith("_total")}
-    assert counted == {("in", "conformant", "nonconformant", "reading"): expected}
+    # by the rule of the candidate's first violation, as its own verdicts give it
+    rules = Counter(candidate.classify(e).violations[0].rule.value for e in envelopes
+                    if active.classify(e).conformant and not candidate.classify(e).conformant)
+    assert counted == {("in", "conformant", "nonconformant", "reading", rule): n for rule, n in rules.items()}
+    assert sum(rules.values()) == expected
+    judged = {tuple(s.labels.values()): s.value for family in engine.metrics[names.SHADOW_JUDGED].collect()
+              for s in family.samples if s.name.endswith("_total")}
+    assert judged == {("in",): len(envelopes)}
     view = shadow.view()
     assert len(view["latest"]) == min(expected, LATEST_KEPT)
     assert view["latest"][-1]["active"]["verdict"] == "conformant"
