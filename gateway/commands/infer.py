@@ -15,13 +15,15 @@ from gateway.exit_code import ExitCode
 from gateway.infer import infer
 from gateway.infer.draft import read_sample, refused
 
+NOT_JSON = "lines that are not JSON"
+
 
 def cmd_infer(args: argparse.Namespace) -> ExitCode:
     if not 0 <= args.holdout < 1:
         print(f"xgate infer: --holdout must be at least 0 and below 1, found {args.holdout}", file=sys.stderr)
         return ExitCode.USAGE
     records: list[tuple[int, object]] = []
-    unreadable = 0
+    unreadable: list[tuple[int, str]] = []  # (line, its text)
     try:
         with (sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")) as source:
             for number, line in enumerate(source, 1):
@@ -29,7 +31,7 @@ def cmd_infer(args: argparse.Namespace) -> ExitCode:
                     try:
                         records.append((number, jsontext.loads(line)))
                     except ValueError:
-                        unreadable += 1
+                        unreadable.append((number, line.rstrip("\r\n")))
     except OSError as exc:
         print(f"xgate infer: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
         return ExitCode.USAGE
@@ -46,11 +48,13 @@ def cmd_infer(args: argparse.Namespace) -> ExitCode:
         Path(args.output).write_text(text, "utf-8")
     used = sum(len(group.samples) for group in result.groups)
     print(f"xgate infer: {len(result.groups)} definitions from {used} of {len(training)} messages", file=sys.stderr)
-    for reason, count in Counter(reason for _, reason in result.left_out).most_common():
-        lines = [str(n) for n, r in result.left_out if r == reason][:5]
-        print(f"  left out {count}: {reason} (lines {', '.join(lines)})", file=sys.stderr)
-    if unreadable:
-        print(f"  left out {unreadable}: lines that are not JSON", file=sys.stderr)
+    left_out = [*result.left_out, *((number, NOT_JSON) for number, _ in unreadable)]
+    for reason, count in Counter(reason for _, reason in left_out).most_common():
+        lines = [str(n) for n, r in sorted(left_out) if r == reason]
+        shown = f"lines {', '.join(lines)}" if args.left_out is None else f"in {args.left_out}"
+        print(f"  left out {count}: {reason} ({shown})", file=sys.stderr)
+    if args.left_out is not None:
+        _write_left_out(Path(args.left_out), left_out, dict(records), dict(unreadable))
     if held_back:  # judged with the draft as written; a held-back line that is no message counts as refused
         samples = [s for s in (read_sample(n, r) for n, r in held_back) if not isinstance(s, str)]
         accepted = len(samples) - len(refused(result.document, samples))
@@ -59,11 +63,28 @@ def cmd_infer(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def _write_left_out(path: Path, left_out: list[tuple[int, str]], records: dict[int, object],
+                    unreadable: dict[int, str]) -> None:
+    """Every message the draft was not made from, one JSON line each: its line, why, and the message itself
+    (or the line's text when it is not JSON), in line order."""
+    with path.open("w", encoding="utf-8") as out:
+        for number, reason in sorted(left_out):
+            found: dict[str, Any] = {"line": number, "reason": reason}
+            if number in records:
+                found["message"] = records[number]
+            else:
+                found["text"] = unreadable.get(number, "")
+            out.write(json.dumps(found) + "\n")
+
+
 def add_command(commands: Any) -> None:
     command = commands.add_parser("infer", help="a draft registry document (definitions, schemas) from recorded "
                                                 "traffic")
     command.add_argument("input", nargs="?", default="-", help="recorded messages, one JSON object per line")
     command.add_argument("-o", "--output", default="-", help="where the draft goes (default: standard output)")
+    command.add_argument("--left-out", metavar="FILE",
+                         help="write every message the draft was not made from (line, reason, message) to FILE, "
+                              "one JSON line each; without it, stderr lists every left-out line number")
     command.add_argument("--holdout", type=float, default=0.0, metavar="FRACTION",
                          help="keep the last FRACTION of the messages out of the draft and say how many it accepts")
     command.set_defaults(handler=cmd_infer)

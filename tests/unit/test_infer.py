@@ -103,7 +103,7 @@ def test_non_cloudevents_traffic_groups_by_topic_pattern() -> None:
 def test_payload_schema_says_what_every_sample_shows() -> None:
     samples = [{"id": "2f1c4f0e-8a11-4b5e-9a34-6f1d2c3b4a5e", "at": "2026-11-26T10:00:00Z", "state": s, "n": n}
                for s, n in [("on", 1), ("off", 2.5), ("on", 3), ("off", 4), ("on", 5), ("on", 6), ("off", 7),
-                            ("on", 8)]]
+                            ("on", 8)] * 3]
     samples[0]["extra"] = True
     schema = infer_schema(samples)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -113,6 +113,40 @@ def test_payload_schema_says_what_every_sample_shows() -> None:
     assert properties["state"] == {"type": "string", "enum": ["off", "on"]}
     assert properties["n"] == {"type": "number"}  # an integer and a float seen: number
     assert sorted(schema["required"]) == ["at", "id", "n", "state"]  # `extra` is in one sample only
+
+
+@pytest.mark.parametrize(("values", "enum"), [
+    (["on", "off"] * 12, ["off", "on"]),           # 24 samples, each value 12 times: a closed set
+    (["on", "off", "on", "off"], None),            # too few samples to tell a closed set from free text
+    (["ok"] * 40 + ["exploded"], None),            # a value seen once is a defect, not a legal state
+    (["on"] * 150 + ["off"] * 146 + ["exploded"] * 20, None),  # the demo's defect: 6% of its boiler states
+    ([f"note {n}" for n in range(30)], None),      # free text
+])
+def test_an_enum_needs_enough_samples_and_every_value_repeated(values: list[str], enum: list[str] | None) -> None:
+    assert infer_schema(values).get("enum") == enum
+
+
+def test_every_left_out_message_is_listed_or_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    records = generate(400, seed=7)  # with the generator's defects
+    traffic = tmp_path / "traffic.jsonl"
+    traffic.write_text("".join(json.dumps(r) + "\n" for r in records) + "not json\n", "utf-8")
+    assert cli.main(["infer", str(traffic), "-o", str(tmp_path / "draft.json")]) == 0
+    listed = [int(n) for line in capsys.readouterr().err.splitlines() if "left out" in line
+              for n in line.split("(lines ")[1].rstrip(")").split(", ")]
+    assert len(listed) > 5 and 401 in listed  # all of them, the line that is not JSON too
+    left = tmp_path / "left.jsonl"
+    assert cli.main(["infer", str(traffic), "-o", str(tmp_path / "draft.json"), "--left-out", str(left)]) == 0
+    written = [json.loads(line) for line in left.read_text("utf-8").splitlines()]
+    assert sorted(entry["line"] for entry in written) == sorted(listed)
+    assert all(entry["message"] == records[entry["line"] - 1] for entry in written if entry["line"] <= 400)
+    assert written[-1] == {"line": 401, "reason": "lines that are not JSON", "text": "not json"}
+
+
+def test_a_value_that_is_sometimes_null_keeps_its_detail() -> None:
+    schema = infer_schema([None, {"x": "2026-11-26T10:00:00Z"}, {"x": "2026-11-27T10:00:00Z"}] + [None] * 3)
+    assert schema["type"] == ["null", "object"]
+    assert schema["properties"]["x"] == {"type": "string", "format": "date-time"} and schema["required"] == ["x"]
+    assert infer_schema(["a"] * 12 + ["b"] * 12 + [None])["enum"] == ["a", "b", None]
 
 
 def test_cli_writes_the_draft_and_reports_the_held_back_share(tmp_path: Path,
