@@ -294,7 +294,7 @@ def refused(document: dict[str, Any], samples: Sequence[Sample]) -> list[tuple[S
     return [(s, verdict) for s, verdict in verdicts if not verdict.conformant]
 
 
-def _reason(verdict: Verdict) -> str:
+def refusal_reason(verdict: Verdict) -> str:
     """Why no definition can accept the message: its first violation, without the message's own text."""
     first = verdict.violations[0] if verdict.violations else None
     return "refused" if first is None else f"{first.rule.value} at {first.path}"
@@ -323,7 +323,7 @@ def infer(records: Sequence[tuple[int, Any]]) -> Inference:
     for group in groups:
         group.level = TYPE_ONLY
     for sample, verdict in refused(draft_document(groups), samples):
-        left_out.append((sample.number, _reason(verdict)))
+        left_out.append((sample.number, refusal_reason(verdict)))
         sample.record = {}  # marks it; left out below
     for group in groups:
         group.samples = [s for s in group.samples if s.record]
