@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gateway.compat.change import Change
-from gateway.verdict import Verdict
+from gateway.pointers import escape
+from gateway.verdict import Verdict, Violation
 
 EXAMPLES_KEPT = 3
 
@@ -39,6 +40,16 @@ def _related(change_path: str, violation_path: str) -> bool:
     return all(a == b or a == "*" or b == "*" for a, b in zip(ours, theirs, strict=False))
 
 
+def _where(violation: Violation) -> str:
+    """Where a violation sits; a missing member is placed at the member (a JSON Schema `required` error sits on
+    the object that lacks it, and names the member in `expected`)."""
+    expected = str(violation.expected)
+    if violation.path.startswith("dataschema:") and expected.startswith('required: "') and expected.endswith('"'):
+        member = expected.removeprefix('required: "').removesuffix('"')
+        return f"{violation.path.rstrip('/')}/{escape(member)}"
+    return violation.path
+
+
 def _definition(verdict: Verdict) -> str | None:
     return f"{verdict.messagegroupid}/{verdict.messageid}" if verdict.messageid is not None else None
 
@@ -60,7 +71,7 @@ class Evidence:
             if change.definition not in named:
                 continue
             whole = change.kind in ("removed", "added") and not change.path  # the definition itself
-            if whole or any(_related(change.path, violation.path) for violation in reasons):
+            if whole or any(_related(change.path, _where(violation)) for violation in reasons):
                 explaining.append(index)
         if not explaining:
             self.unexplained += 1

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from gateway.compiler import compile_registry
+from gateway.compiler import Ruleset, compile_registry
 from gateway.errors import Diagnostic, Severity
 from gateway.limits import Limits
 from gateway.loader import Snapshot, load_snapshot
@@ -37,15 +37,26 @@ class Loading:
     adapter_problems: Callable[[list[Route]], dict[str, str]]
 
 
+@dataclass(frozen=True)
+class Checked:
+    """A staged write checked: the errors it would add, all the errors the directory would have with it (the
+    next write's "before"), and what it loads and compiles to (a dry run compares and judges with it)."""
+
+    new: list[Diagnostic]
+    every: list[Diagnostic]
+    snapshot: Snapshot
+    ruleset: Ruleset
+
+
 def _problems(loading: Loading, paths: list[Path], overrides: dict[str, bytes | None],
-              ) -> tuple[Snapshot, list[Diagnostic]]:
+              ) -> tuple[Snapshot, Ruleset, list[Diagnostic]]:
     snapshot = load_snapshot([loading.config_dir, *paths], overrides, fetcher=loading.fetcher,
                              schemas=registry_schemas(loading.schemaregistries), documents=loading.documents)
     ruleset = compile_registry(snapshot.registry, snapshot.digest, loading.limits)
     found = [d for d in (*snapshot.diagnostics, *ruleset.diagnostics) if d.severity is Severity.ERROR]
     routes, route_problems = resolve_routes(snapshot.registry, loading.settings)
     found += route_problems + adapter_diagnostics(loading.adapter_problems(routes), snapshot.registry)
-    return snapshot, found
+    return snapshot, ruleset, found
 
 
 def _key(diagnostic: Diagnostic) -> tuple[str, str, str]:
@@ -53,15 +64,15 @@ def _key(diagnostic: Diagnostic) -> tuple[str, str, str]:
 
 
 def new_problems(loading: Loading, staged: dict[Path, Path | None], before: list[Diagnostic] | None = None,
-                 ) -> tuple[list[Diagnostic], list[Diagnostic]]:
+                 ) -> Checked:
     """Errors the directory would have with each final path of `staged` replaced by its staged file (None:
     removed) that it does not have now, each named by the final path, never the staged one; and all the
     errors it would have (what `before` is for the next write, once this one is in place). `before`: the
     directory's errors now, when the caller knows them (write.py keeps the last write's), else loaded here."""
     if before is None:
-        _, before = _problems(loading, [], {})
+        _, _, before = _problems(loading, [], {})
     overrides: dict[str, bytes | None] = {str(final): None for final in staged}
-    _, after = _problems(loading, [s for s in staged.values() if s is not None], overrides)
+    snapshot, ruleset, after = _problems(loading, [s for s in staged.values() if s is not None], overrides)
     names = {str(s): str(final) for final, s in staged.items() if s is not None}
     known = {_key(d) for d in before}
     out, every = [], []
@@ -74,4 +85,4 @@ def new_problems(loading: Loading, staged: dict[Path, Path | None], before: list
         every.append(named)
         if _key(named) not in known:
             out.append(named)
-    return out, every
+    return Checked(out, every, snapshot, ruleset)

@@ -30,13 +30,16 @@ from urllib.parse import unquote
 from aiohttp import web
 
 from gateway import durable
+from gateway.compiler import Ruleset
+from gateway.envelope import Envelope
 from gateway.limits import Limits
 from gateway.loader import Snapshot
 from gateway.loader.fetch import RemoteFetcher
 from gateway.loader.sources import RegistrySources
 from gateway.registry_api import store
 from gateway.registry_api.access import WriteAccess
-from gateway.registry_api.candidate import Loading, new_problems
+from gateway.registry_api.candidate import Checked, Loading, new_problems
+from gateway.registry_api.dryrun import dry_run_report
 from gateway.registry_api.edit import REGISTRY_READ_ONLY, Editor, rewrite_local_refs
 from gateway.registry_api.endpoint_policy import EndpointPolicy
 from gateway.registry_api.errors import ApiError, json_response
@@ -70,6 +73,10 @@ class Reloading(Protocol):
 
     async def reload_locked(self, reason: str) -> str: ...
 
+    def active_ruleset(self) -> Ruleset: ...
+
+    def recent_traffic(self) -> dict[str, list[Envelope]]: ...
+
 
 @dataclass(frozen=True)
 class Request:
@@ -79,6 +86,7 @@ class Request:
     body: bytes
     headers: dict[str, str]
     epoch: str | None            # the `?epoch=` flag of a delete
+    dryrun: bool = False         # `?dryrun` or `?dryrun=true`: answer what the write would do, do nothing
 
 
 def _split(segment: str) -> tuple[str, bool]:
@@ -147,9 +155,12 @@ class RegistryWriter:
         segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
         epoch = request.query.get("epoch")
         headers = {k: v for k, v in request.headers.items()}
-        req = Request(request.method, segments, full, await request.read(), headers, epoch)
+        dryrun = request.query.get("dryrun", "false").lower() in ("", "true")
+        req = Request(request.method, segments, full, await request.read(), headers, epoch, dryrun)
         correlation = uuid.uuid4().hex
         try:
+            if req.dryrun:
+                return json_response(await self._dry_run(req), 200, {CORRELATION_HEADER: correlation})
             shape, plan, status = await self._write(req, correlation)
         except ApiError as exc:
             exc.headers.setdefault(CORRELATION_HEADER, correlation)
@@ -188,6 +199,22 @@ class RegistryWriter:
                                                 "see the gateway's log")
             return shape, plan, 201 if plan.created else 200
 
+    async def _dry_run(self, req: Request) -> dict[str, Any]:
+        """What the write would do, done as far as the check and no further (dryrun.py says what is answered)."""
+        async with self.reloader.lock:
+            state = self.view.state
+            snapshot = self.reloader.snapshot
+            editor = Editor(state.root, state.stamps, self._stored_reader(snapshot, state.root, req), now_text())
+            self._dispatch(editor, req)
+            plan = editor.plan
+            self._check_endpoints(plan.groups, req)
+            known = self._known
+            before = known[1] if known is not None and known[0] == snapshot.digest else None
+            loading = self._loading()
+            _, checked = await asyncio.to_thread(self._staged_check, loading, plan.groups, req.path, before, False)
+            return await asyncio.to_thread(dry_run_report, snapshot.registry, self.reloader.active_ruleset(),
+                                           checked, self.reloader.recent_traffic(), req.path)
+
     def _check_endpoints(self, groups: dict[tuple[str, str], dict[str, Any] | None], req: Request) -> None:
         """Endpoints are written only with their own permission, and name no address the policy refuses."""
         for (plural, eid), body in groups.items():
@@ -205,16 +232,24 @@ class RegistryWriter:
     def _commit(self, loading: Loading, groups: dict[tuple[str, str], dict[str, Any] | None], subject: str,
                 before: list[Any] | None = None) -> tuple[dict[Path, bytes | None], list[Any]]:
         """Stage, check and put in place the new group files (blocking: runs in a thread, under the file lock)."""
+        contents, checked = self._staged_check(loading, groups, subject, before, True)
+        return contents, checked.every
+
+    def _staged_check(self, loading: Loading, groups: dict[tuple[str, str], dict[str, Any] | None], subject: str,
+                      before: list[Any] | None, commit: bool) -> tuple[dict[Path, bytes | None], Checked]:
+        """Stage the new group files and check the directory with them; put them in place when `commit` (a dry
+        run leaves them out). A write that adds errors is refused either way (blocking: runs in a thread, under
+        the file lock)."""
         with store.exclusive(self.config_dir):
             staged: dict[Path, Path | None] = {}
             contents: dict[Path, bytes | None] = {}
             try:
                 for (plural, gid), body in groups.items():
                     final = store.group_path(self.config_dir, plural, gid)
-                    data = store.encode_group(plural, gid, body) if body is not None else None
-                    contents[final] = data
+                    data = contents[final] = store.encode_group(plural, gid, body) if body is not None else None
                     staged[final] = store.stage(final, data) if data is not None else None
-                problems, after = new_problems(loading, staged, before)
+                checked = new_problems(loading, staged, before)
+                problems = checked.new
                 if problems:
                     first = problems[0]
                     raise ApiError(400, "bad_request", f"The request would leave the registry unable to load or "
@@ -222,7 +257,7 @@ class RegistryWriter:
                                    detail="; ".join(str(p) for p in problems[:20]),
                                    errors=[{"file": p.file, "pointer": p.pointer, "message": p.message,
                                             "severity": p.severity.value} for p in problems[:50]])
-                for final, aside in staged.items():
+                for final, aside in staged.items() if commit else ():
                     if aside is not None:
                         durable.commit(aside, final)
                     else:
@@ -231,7 +266,7 @@ class RegistryWriter:
                 for aside in staged.values():
                     if aside is not None and aside.exists():
                         aside.unlink()
-        return {final: data for final, data in contents.items()}, after
+        return contents, checked
 
     def _stored_reader(self, snapshot: Snapshot, root: Node, req: Request
                        ) -> Callable[[str, str], dict[str, Any] | None]:

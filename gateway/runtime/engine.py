@@ -29,6 +29,7 @@ from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
 from gateway.routes.resolve import Route
 from gateway.runtime.pipeline import Pipeline, backoff_delays
+from gateway.runtime.recent import RecentTraffic
 from gateway.runtime.shadow import ShadowJudge
 from gateway.runtime.stats import GatewayStats
 from protocol_adapters import registry
@@ -45,11 +46,14 @@ ROUTE_RETRY_MAX = 30.0
 class RulesetRef:
     """The one reference the hot path reads; a reload replaces `ruleset` in a single assignment, which also
     builds its native core (`native`: lowered once per ruleset, never per message). `shadow` is the candidate
-    judged beside it (gateway/runtime/shadow.py), None when there is none."""
+    judged beside it (gateway/runtime/shadow.py), None when there is none. `recent` keeps what the routes
+    received lately, for a dry run."""
 
     def __init__(self, ruleset: Ruleset) -> None:
         self.ruleset = ruleset
         self.shadow: ShadowJudge | None = None
+        # the last messages of each endpoint, for a registry write's dry run (recent.py)
+        self.recent = RecentTraffic()
 
     @property
     def ruleset(self) -> Ruleset:

@@ -38,6 +38,7 @@ from gateway.metrics.instruments import RouteMetrics, observe_many
 from gateway.routes.resolve import Route
 from gateway.runtime.health import DestinationHealth
 from gateway.runtime.judged import Judged, Landing
+from gateway.runtime.recent import RecentTraffic
 from gateway.runtime.record_lane import RecordLane
 from gateway.runtime.remap import dead_letter_headers, outgoing
 from gateway.runtime.router import Action, Kind, decide_kind, kind_of
@@ -65,6 +66,7 @@ class RulesetHolder(Protocol):
     ruleset: Ruleset
     native: NativeJudge  # the ruleset's native core, swapped with it
     shadow: ShadowJudge | None
+    recent: RecentTraffic  # what each endpoint received lately (a registry write's dry run judges it)
 
 
 def backoff_delays(initial: float = BACKOFF_INITIAL, ceiling: float = BACKOFF_MAX) -> Iterator[float]:
@@ -205,6 +207,7 @@ class Pipeline:
         """One batch from source to sink: judge every message in one loop, deliver each destination's share
         with one call, settle at the source (with one call where it can), count once per batch."""
         self.count_unreadable(source)
+        self.holder.recent.add_envelopes(self.route.source.endpoint_id, batch)
         stats, metrics = self.stats, self.metrics
         stats.inflight += len(batch)
         metrics.inflight.inc(len(batch))

@@ -67,6 +67,7 @@ class RecordLane:
         pipeline = self.pipeline
         pipeline.count_unreadable(source)
         holder = pipeline.holder
+        holder.recent.add_records(pipeline.route.source.endpoint_id, source.envelope, handles)
         native = holder.native
         position = native.endpoint_position(source.options.endpoint_id) if holder.shadow is None else None
         if position is None:

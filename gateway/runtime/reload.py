@@ -29,6 +29,7 @@ from typing import Any
 from gateway import logs
 from gateway.compiler import Ruleset, compile_registry
 from gateway.compiler.core import NativeJudge
+from gateway.envelope import Envelope
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import RemoteFetcher, fetcher_for
@@ -135,6 +136,13 @@ class Reloader:
     async def reload_locked(self, reason: str) -> str:
         """`reload` for a caller that holds `lock`."""
         return await self._reload(reason)
+
+    # a registry write's dry run (gateway/registry_api/dryrun.py) judges the recent traffic under both
+    def active_ruleset(self) -> Ruleset:
+        return self.engine.ref.ruleset
+
+    def recent_traffic(self) -> dict[str, list[Envelope]]:
+        return self.engine.ref.recent.sample()
 
     async def _reload_shadow(self) -> None:
         """The shadow candidate follows `DIR/shadow/`: compiled again on every reload, gone with the folder."""

@@ -19,6 +19,7 @@ from gateway.metrics import names
 from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
 from gateway.runtime.pipeline import JUDGE_ATTEMPTS
+from gateway.runtime.recent import RecentTraffic
 from gateway.testing import memory
 from protocol_adapters.base import EndpointConfig
 
@@ -395,6 +396,7 @@ def test_an_acknowledgement_that_fails_mid_batch_releases_only_the_messages_afte
         ruleset = world.ruleset
         native = NativeJudge(world.ruleset)
         shadow = None
+        recent = RecentTraffic()
 
     route = world.route(conformant=None, nonconformant=None, unmatched=None)  # every verdict is dropped
     pipeline = Pipeline(route, Holder(), RouteStats("in"), GatewayMetrics().route("in", []),

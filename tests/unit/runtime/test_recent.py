@@ -1,0 +1,42 @@
+"""The recent traffic a dry run judges: bounded per endpoint by count and by bytes, the oldest dropped first,
+Kafka records made Envelopes only when sampled."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from gateway.envelope import Envelope
+from gateway.runtime.recent import OVERHEAD_BYTES, RecentTraffic
+
+
+def _envelope(n: int, size: int = 10) -> Envelope:
+    return Envelope("HTTP", {"n": n}, b"x" * size)
+
+
+def test_the_oldest_go_first_past_the_count() -> None:
+    recent = RecentTraffic(messages=5)
+    recent.add_envelopes("a", [_envelope(n) for n in range(8)])
+    recent.add_envelopes("b", [_envelope(99)])
+    sample = recent.sample()
+    assert [e.fields["n"] for e in sample["a"]] == [3, 4, 5, 6, 7] and len(sample["b"]) == 1
+
+
+def test_bytes_bound_the_store_too() -> None:
+    recent = RecentTraffic(messages=1000, byte_cap=3 * (1000 + OVERHEAD_BYTES))
+    recent.add_envelopes("a", [_envelope(n, 1000) for n in range(10)])
+    assert [e.fields["n"] for e in recent.sample()["a"]] == [7, 8, 9]
+
+
+def test_records_become_envelopes_only_when_sampled() -> None:
+    made: list[Any] = []
+
+    def envelope_of(handle: Any) -> Envelope:
+        made.append(handle)
+        return _envelope(handle[1].offset)
+
+    recent = RecentTraffic()
+    handles = [("tp", SimpleNamespace(offset=n, value=b"v")) for n in range(3)]
+    recent.add_records("k", envelope_of, handles)
+    assert made == []
+    assert [e.fields["n"] for e in recent.sample()["k"]] == [0, 1, 2] and len(made) == 3
