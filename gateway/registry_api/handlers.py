@@ -40,7 +40,7 @@ from gateway.registry_api.query import (
     parse_inline,
 )
 from gateway.registry_api.registry_model import MODEL
-from gateway.registry_api.render import CAPABILITIES, DETAILS, Chain, Renderer
+from gateway.registry_api.render import DETAILS, Chain, Renderer, capabilities
 from gateway.registry_api.served import ApiState, RegistryView
 from gateway.registry_api.tree import GROUPS, Node
 from gateway.registry_api.write import ALLOW as WRITE_ALLOW
@@ -214,14 +214,14 @@ def answer(state: ApiState, base: str, path: str, query: Any, prefix: str = PREF
     try:
         target = locate(state.root, segments, full)
         if target.kind == "capabilities":
-            return _json(CAPABILITIES)
+            return _json(capabilities(state.editable is not None))
         if target.kind == "model":
             return _json(MODEL)
         collection = target.kind == "collection"
         prefix_colls = (target.plural,) if collection else ()
         inline = parse_inline(query.getall("inline"), target.level) if "inline" in query else NO_INLINE
         filters, exclude_all = parse_filters(query.getall("filter", []), target.level, prefix_colls)
-        renderer = Renderer(base, state.stamps, inline, filters)
+        renderer = Renderer(base, state.stamps, inline, filters, editable=state.editable)
         return _render(renderer, target, exclude_all)
     except QueryError as exc:  # also from filter evaluation (a number compared with text)
         return _query_error(exc, full)
@@ -273,7 +273,11 @@ def add_registry_routes(app: web.Application, view: RegistryView, *, prefix: str
         if not api_known(segments):
             return api_not_found(full).response()  # whatever the method (HTTP binding "HTTP API Patterns")
         if request.method == "OPTIONS":
-            return web.Response(headers={"Allow": allow, "Access-Control-Allow-Methods": allow})
+            editable = view.state.editable
+            # below a group the operator owns (a dropped file, a registry source), writes answer 405: not offered
+            offered = allow if editable is None or len(segments) < 2 or editable(segments[0], segments[1]) \
+                else ALLOW
+            return web.Response(headers={"Allow": offered, "Access-Control-Allow-Methods": offered})
         if writer is not None and request.method in WRITES:
             return await writer.handle(request, path, base_of(request), full, answer)
         if request.method not in ("GET", "HEAD"):

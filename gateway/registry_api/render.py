@@ -13,6 +13,7 @@ collection URLs carry the part of the filters that still applies below (`exclude
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -23,16 +24,20 @@ from gateway.registry_api.tree import Node, Stamp
 
 SPECVERSION = "1.0-rc4"
 DETAILS = "$details"
-CAPABILITIES: dict[str, Any] = {
-    "available": {"capabilities": {"mutable": False}, "entities": {"mutable": False}, "model": {"mutable": False}},
-    "flags": ["filter", "inline"],
-    "formats": [],
-    "ignores": [],
-    "mutable": [],
-    "pagination": False,
-    "shortself": False,
-    "specversions": [SPECVERSION],
-}
+def capabilities(writable: bool) -> dict[str, Any]:
+    """The capabilities map (core spec "Registry Capabilities"): with writes on, the entities are mutable
+    (`available.entities.mutable`, and `entities` in the `mutable` list); capabilities and the model never are."""
+    return {
+        "available": {"capabilities": {"mutable": False}, "entities": {"mutable": writable},
+                      "model": {"mutable": False}},
+        "flags": ["filter", "inline"],
+        "formats": [],
+        "ignores": [],
+        "mutable": ["entities"] if writable else [],
+        "pagination": False,
+        "shortself": False,
+        "specversions": [SPECVERSION],
+    }
 
 
 def _times(attrs: dict[str, Any], stamp: Stamp) -> dict[str, Any]:
@@ -72,6 +77,8 @@ class Renderer:
     inline: Inline
     filters: list[Filter] = field(default_factory=list)
     registry_id: str = "xgate"
+    # (plural, group id) -> the write API edits that group; None: writes are off (served.py `Editable`)
+    editable: Callable[[str, str], bool] | None = None
     _views: dict[int, dict[str, Any]] = field(default_factory=dict)
     _admitted: dict[tuple[int, int], bool] = field(default_factory=dict)
 
@@ -90,7 +97,8 @@ class Renderer:
         """The entity's own attributes as served (what filter expressions examine), `meta` included."""
         key = id(node)
         if key not in self._views:
-            plain = Renderer(self.base, self.stamps, Inline(frozenset({("meta",)})), registry_id=self.registry_id)
+            plain = Renderer(self.base, self.stamps, Inline(frozenset({("meta",)})), registry_id=self.registry_id,
+                             editable=self.editable)
             self._views[key] = plain.entity(node, ())
         return self._views[key]
 
@@ -178,7 +186,7 @@ class Renderer:
                                "xid": "/", "epoch": stamp.epoch, "createdat": stamp.createdat,
                                "modifiedat": stamp.modifiedat}
         if self.inline.wants(at, "capabilities"):
-            out["capabilities"] = CAPABILITIES
+            out["capabilities"] = capabilities(self.editable is not None)
         if self.inline.wants(at, "model"):
             out["model"] = MODEL
         self._collections(out, node, at, chain)
@@ -227,13 +235,18 @@ class Renderer:
         self._version_attrs(node, at, out)
         return out
 
+    def _editable(self, xid: str) -> bool:
+        """Whether a write through this API may change the entity at `xid` (its group is the API's own)."""
+        parts = xid.strip("/").split("/")
+        return self.editable is not None and len(parts) >= 2 and self.editable(parts[0], parts[1])
+
     def meta(self, node: Node) -> dict[str, Any]:
         resource = node.resource
         assert resource is not None
         stamp = self._stamp(node.meta_xid)
         return {f"{resource.singular}id": node.id, "self": self.url(node.meta_xid), "xid": node.meta_xid,
                 "epoch": stamp.epoch, "createdat": stamp.createdat, "modifiedat": stamp.modifiedat,
-                "readonly": True, "defaultversionid": node.default,
+                "readonly": not self._editable(node.xid), "defaultversionid": node.default,
                 "defaultversionurl": self.url(f"{node.xid}/versions/{node.default}",
                                               details=resource.hasdocument),
                 "defaultversionsticky": node.sticky}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.loader.snapshot import Snapshot
 from gateway.registry_api.document import REGISTRY_ID, registry_document
@@ -16,8 +16,12 @@ from gateway.registry_api.tree import EpochBook, Node, Stamp, build_tree
 class ApiState:
     root: Node
     stamps: dict[str, Stamp]
+    # with writes on (write.py): whether the write API edits a group, by (plural, id); None: writes off
+    editable: Editable | None = None
 
 
+# (plural, group id) -> whether the write API edits that group (its own file, or one not made yet)
+Editable = Callable[[str, str], bool]
 # told (old state, new state, correlation id or None) after each swap, before the stamps are saved
 ChangeListener = Callable[[ApiState, ApiState, "str | None"], None]
 
@@ -36,8 +40,14 @@ class RegistryView:
         self.state = ApiState(build_tree({"registryid": REGISTRY_ID}), {})
         self.listener: ChangeListener | None = None
         self.correlation: str | None = None
+        self.editable: Editable | None = None  # set with the write API (registry_wiring.py)
         if snapshot is not None:
             self.update(snapshot)
+
+    def allow_writes(self, editable: Editable) -> None:
+        """Writes are on: the state served from now on says which groups the API edits."""
+        self.editable = editable
+        self.state = replace(self.state, editable=editable)
 
     def update(self, snapshot: Snapshot) -> None:
         root = build_tree(registry_document(snapshot, resolved=True, schema_links=True))
@@ -45,7 +55,7 @@ class RegistryView:
             before = dict(self._book.known), set(self._book.present)
             old = self.state
             stamps = self._book.stamp(root)
-            self.state = ApiState(root, stamps)
+            self.state = ApiState(root, stamps, self.editable)
             changed = before != (self._book.known, self._book.present)
             if changed and self.listener is not None:
                 # before the stamps are saved: an event recorded (outbox) is never lost to a crash in between

@@ -136,6 +136,21 @@ class RegistryWriter:
         # (the reloader's digest after the last write, the directory's errors then): the next write's "before"
         # while nothing else was reloaded since, so a write loads and compiles the registry once, not twice
         self._known: tuple[str, list[Any]] | None = None
+        # (snapshot digest, each group's files by plural): who owns a group, worked out once per snapshot
+        self._origins: tuple[str, dict[str, dict[str, list[str]]]] | None = None
+        view.allow_writes(self.owns)  # the read side now says which entities are editable
+
+    def owns(self, plural: str, gid: str) -> bool:
+        """Whether a write reaches the group: it is the API's own file, or not there yet (a write makes it).
+        One the operator dropped, or that a registry source or a fetched reference serves, is read-only."""
+        snapshot = self.reloader.snapshot
+        known = self._origins
+        if known is None or known[0] != snapshot.digest:
+            known = self._origins = (snapshot.digest, {p: _origins(snapshot, p) for p in GROUPS})
+        files = known[1].get(plural, {}).get(gid, [])
+        if files:
+            return all(f == str(store.group_path(self.config_dir, plural, gid)) for f in files)
+        return gid not in self.view.state.root.collections.get(plural, {})
 
     def _loading(self) -> Loading:
         r = self.reloader
