@@ -10,8 +10,10 @@ Stored shapes (what a 1.0 document declares): a group `{"<SINGULAR>id", attribut
 a message (`maxversions` 1) its one Version's attributes; a schema `{"schemaid", "meta": {"defaultversionid",
 "defaultversionsticky"}, "versions": {"<VID>": {attributes, "schema" | "schemabase64" | "schemaurl"}}}`.
 Server attributes a client sends back from a GET (`self`, `xid`, `epoch`, `*url`, `*count`...) are ignored;
-`createdat` and `modifiedat` are the server's: set on create, and `modifiedat` on every update, so that an
-update always moves the entity's epoch (the spec's "touch") even when no attribute changed.
+`createdat` and `modifiedat` follow the spec's attributes: a request's values are used (null: now), and
+otherwise `createdat` is kept and `modifiedat` set to now on every update, so that an update always moves
+the entity's epoch (the spec's "touch") even when no attribute changed; adding or removing a Resource
+updates its group's `modifiedat`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.compiler.types import parse_timestamp
 from gateway.registry_api.errors import ApiError
 from gateway.registry_api.tree import GROUPS, MESSAGE_VERSION, GroupType, Node, ResourceType, Stamp
 
@@ -106,9 +109,24 @@ class Editor:
                     out[key] = value
         else:
             out = {k: v for k, v in incoming.items() if v is not None}
-        created = (existing or {}).get("createdat") or self.now
-        out["createdat"], out["modifiedat"] = created, self.now
+        out["createdat"], out["modifiedat"] = self._times(existing or {}, body)
         return out
+
+    def _times(self, existing: dict[str, Any], body: dict[str, Any]) -> tuple[str, str]:
+        """core/spec.md `createdat` and `modifiedat` Attributes: a value in the request overrides (null: now);
+        `createdat` absent keeps the existing one; `modifiedat` absent, null or unchanged is now."""
+        for name in ("createdat", "modifiedat"):
+            value = body.get(name)
+            if value is not None and (not isinstance(value, str) or parse_timestamp(value) is None):
+                raise ApiError(400, "invalid_attribute", f'The attribute "{name}" is not valid: {value!r} is not an '
+                               "RFC 3339 timestamp.", name, {"name": name, "error_detail": "an RFC 3339 timestamp"})
+        if "createdat" in body:
+            created = body["createdat"] if body["createdat"] is not None else self.now
+        else:
+            created = existing.get("createdat") or self.now
+        asked = body.get("modifiedat")
+        modified = asked if asked is not None and asked != existing.get("modifiedat") else self.now
+        return created, modified
 
     @staticmethod
     def _object(value: Any, xid: str, what: str) -> dict[str, Any]:
@@ -204,6 +222,10 @@ class Editor:
         resources = group.setdefault(rtype.plural, {})
         self.check_unique(f"/{gtype.plural}/{gid}", rtype.plural, rtype.singular, rid, xid, resources)
         node = self.node(xid)
+        if node is None and rid not in resources:
+            # core/spec.md `modifiedat`: "adding or removing an entity from a nested xRegistry collection MUST
+            # update the modifiedat value of the parent entity"
+            group["modifiedat"] = self.now
         if rtype.maxversions == 1:  # a message: its one Version is the Resource
             self.check_same_id(body, "versionid", MESSAGE_VERSION, xid)
             self.check_epoch(body, xid, self.epoch(f"{xid}/versions/{MESSAGE_VERSION}") if node else None)

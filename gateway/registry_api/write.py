@@ -447,6 +447,12 @@ class RegistryWriter:
         """The metadata of a Resource or Version write: the JSON body, or for a schema addressed without
         `$details` its document in the body and its metadata in `xRegistry-` headers (http.md)."""
         if not rtype.hasdocument or details:
+            # http.md "Creating or Updating Entities": metadata in the body, so no `xRegistry-` header may come too
+            extra = next((name for name in req.headers if name.lower().startswith("xregistry-")), None)
+            if extra is not None:
+                raise ApiError(400, "extra_xregistry_header", f'For "{req.path}", xRegistry HTTP header "{extra}" '
+                               "is not allowed on this request: the metadata is in the body.", req.path,
+                               {"name": extra, "error_detail": "the metadata is in the body"}, spec="http.md")
             return _json_body(req)
         if req.method == "PATCH":
             raise ApiError(400, "details_required", f'"$details" is needed on: {req.path}.', req.path, spec="http.md")
