@@ -110,6 +110,11 @@ class Resolver:
         fmt = attrs.get("dataschemaformat")
         if "dataschema" in attrs:
             where = message.origin.child("dataschema")
+            if attrs.get("dataschemauri") is not None:
+                # message spec `dataschema`: "Mutually exclusive with the `dataschemauri` attribute"; a warning,
+                # not an error, so a document that says both still judges its messages (by the inline schema)
+                self.warn(where, "dataschema and dataschemauri are mutually exclusive (xRegistry message spec); "
+                          "the inline dataschema is used", "exclusive-attributes")
             return self._complete(PayloadSchema(fmt, attrs["dataschema"], None, where), where)
         ref = attrs.get("dataschemauri") or attrs.get("dataschemaxid")
         if not isinstance(ref, Ref):

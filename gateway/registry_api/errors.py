@@ -23,7 +23,9 @@ class ApiError(GatewayError):
                  errors: list[dict[str, str]] | None = None) -> None:
         super().__init__(title)
         self.status, self.headers, self.code = status, headers or {}, code
-        self.body: dict[str, Any] = {"type": f"{SPEC}{spec}#{code}", "title": title}
+        # spec "": a problem the xRegistry spec names no type for (a 401): RFC 9457's `about:blank`, whose
+        # meaning is the status code's
+        self.body: dict[str, Any] = {"type": f"{SPEC}{spec}#{code}" if spec else "about:blank", "title": title}
         if subject is not None:
             self.body["subject"] = subject
         if args:

@@ -20,9 +20,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote
@@ -152,6 +153,10 @@ class RegistryWriter:
             return all(f == str(store.group_path(self.config_dir, plural, gid)) for f in files)
         return gid not in self.view.state.root.collections.get(plural, {})
 
+    def _relative(self, text: str) -> str:
+        """`text` with the config directory's absolute path taken out of every file name in it."""
+        return text.replace(f"{self.config_dir}{os.sep}", "")
+
     def _loading(self) -> Loading:
         r = self.reloader
         return Loading(self.config_dir, r.settings, r.fetcher, r.schemaregistries, r.sources.documents(), r.limits,
@@ -164,7 +169,7 @@ class RegistryWriter:
         (routes.answer, handed in: routes imports this module), which a successful write answers with."""
         if not self.access.accepts(request.headers):
             return ApiError(401, "unauthorized", f"Writing to this registry needs credentials: {full}.", full,
-                            spec="http.md", headers=self.access.challenge(),
+                            spec="", headers=self.access.challenge(),
                             detail="give the API key as X-API-Key (or Authorization: Bearer), or basic auth, as "
                                    "gateway.yaml registry.write names them").response()
         segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
@@ -264,7 +269,9 @@ class RegistryWriter:
                     data = contents[final] = store.encode_group(plural, gid, body) if body is not None else None
                     staged[final] = store.stage(final, data) if data is not None else None
                 checked = new_problems(loading, staged, before)
-                problems = checked.new
+                # a client learns file names relative to the config directory, never the server's layout
+                problems = [replace(p, file=self._relative(p.file), message=self._relative(p.message))
+                            for p in checked.new]
                 if problems:
                     first = problems[0]
                     raise ApiError(400, "bad_request", f"The request would leave the registry unable to load or "
@@ -455,7 +462,8 @@ class RegistryWriter:
                                {"name": extra, "error_detail": "the metadata is in the body"}, spec="http.md")
             return _json_body(req)
         if req.method == "PATCH":
-            raise ApiError(400, "details_required", f'"$details" is needed on: {req.path}.', req.path, spec="http.md")
+            raise ApiError(405, "details_required", f"$details suffix is needed when using PATCH for the entity: "
+                           f"{req.path}.", req.path, spec="http.md")  # http.md details_required: 405
         return document_body(req, rtype.singular)
 
     # -- the answer ----------------------------------------------------------------------------------------------

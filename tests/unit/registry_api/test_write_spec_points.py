@@ -63,3 +63,13 @@ def test_metadata_in_the_body_with_an_xregistry_header_is_refused(tmp_path: Path
         status, _, _ = await gw.call("GET", "/schemagroups/sg")
         assert status == 404  # nothing was written
     _with_gateway(tmp_path, steps)
+
+
+def test_lint_warns_when_a_message_has_both_dataschema_and_dataschemauri(tmp_path: Path) -> None:
+    """message spec `dataschema`: "Mutually exclusive with the `dataschemauri` attribute" (issue 34, item 5)."""
+    from tests.unit.builders import ce_message, load_doc, registry
+
+    both = ce_message("t", dataschemaformat="JsonSchema/draft-07", dataschema={"type": "object"},
+                      dataschemauri="#/schemagroups/s/schemas/x")
+    loaded = load_doc(tmp_path, registry(None, {"m": both}))
+    assert "exclusive-attributes" in [w.code for w in loaded.warnings] and not loaded.errors
