@@ -170,8 +170,8 @@ def _document(renderer: Renderer, target: Target) -> web.Response:
     meta = renderer.entity(node, ())
     headers = _headers(meta)
     headers["Content-Disposition"] = _header_value(version.owner or node.id)
-    if node.kind == "resource":
-        headers["Content-Location"] = renderer.url(version.xid)
+    if node.kind == "resource":  # http.md: "same as meta.defaultversionurl" (which names the `$details` form)
+        headers["Content-Location"] = renderer.self_url(version)
     attrs = version.attrs
     if "schemaurl" in attrs and "schema" not in attrs and "schemabase64" not in attrs:
         headers["Location"] = urljoin(renderer.self_url(version), str(attrs["schemaurl"]))

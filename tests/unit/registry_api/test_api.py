@@ -116,7 +116,8 @@ def test_schema_without_details_is_the_document_with_xregistry_headers(view: Reg
     assert isinstance(response.body, bytes) and json.loads(response.body) == READING
     assert response.headers["xRegistry-schemaid"] == "reading" and response.headers["xRegistry-versionid"] == "2"
     assert response.headers["xRegistry-isdefault"] == "true" and response.headers["xRegistry-epoch"] == "1"
-    assert response.headers["Content-Location"] == f"{BASE}/schemagroups/shop/schemas/reading/versions/2"
+    # http.md: "same as meta.defaultversionurl", the `$details` form (issue 34, item 5)
+    assert response.headers["Content-Location"] == f"{BASE}/schemagroups/shop/schemas/reading/versions/2$details"
     text = answer(view.state, BASE, "/schemagroups/shop/schemas/ping/versions/1", MultiDict())
     assert text.content_type == "text/plain" and text.body == PROTO.encode()
     remote = answer(view.state, BASE, "/schemagroups/shop/schemas/remote", MultiDict())

@@ -179,7 +179,7 @@ def test_serializing_resource_documents(view: RegistryView) -> None:
     assert resource["xRegistry-xid"] == "/schemagroups/shop/schemas/reading"
     for name in ("epoch", "createdat", "modifiedat", "ancestorid", "format", "metaurl", "versionsurl", "versionscount"):
         assert f"xRegistry-{name}" in resource, name
-    assert resource["Content-Location"].endswith("/registry/schemagroups/shop/schemas/reading/versions/2")
+    assert resource["Content-Location"].endswith("/registry/schemagroups/shop/schemas/reading/versions/2$details")
     assert resource["Content-Disposition"] == "reading"
     assert not {"xRegistry-meta", "xRegistry-versions"} & set(resource)
     assert version["xRegistry-versionid"] == "1" and version["xRegistry-isdefault"] == "false"
