@@ -61,3 +61,10 @@ def remove(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
         sync_directory(path.parent)
+
+
+def remove_leftovers(path: Path) -> None:
+    """Staged copies of `path` a killed process left behind (any process id: the dead one's)."""
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            stale.unlink()

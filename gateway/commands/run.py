@@ -104,7 +104,9 @@ def _gateway(args: argparse.Namespace, loaded: Loaded, sources: RegistrySources,
                  engine.ref.shadow.ruleset.definition_count, engine.ref.shadow.source)
     # /registry on the metrics address: the registry as loaded, updated on every reload
     state = state_file(args.config, settings.registry.state_dir) if address else None
-    view = RegistryView(loaded.snapshot, state) if address else None
+    # the view takes the loaded registry only once the change publisher listens (below): what changed since the
+    # last saved state (a write the last process made and died before announcing) is announced then
+    view = RegistryView(None, state) if address else None
     if not address and settings.registry.address:
         log.warning("registry.address %s is not served: the registry API runs beside the metrics server, which "
                     "runtime.metrics_address (or --metrics-address) turned off", settings.registry.address)
@@ -114,6 +116,8 @@ def _gateway(args: argparse.Namespace, loaded: Loaded, sources: RegistrySources,
     # the first worker alone publishes
     writer = registry_writer(args.config, view, settings, reloader, engine)
     publisher = change_publisher(view, loaded.snapshot, settings, state, primary=args.worker in (None, 0))
+    if view is not None:
+        view.update(loaded.snapshot)
     return Gateway(engine, reloader, routes, settings, view, writer, publisher)
 
 

@@ -35,9 +35,17 @@ class RegistryView:
 
     def __init__(self, snapshot: Snapshot | None = None, state: StateFile | None = None) -> None:
         self._state = state
-        self._book = EpochBook(*state.load()) if state is not None else EpochBook()
+        known, present, document = state.load() if state is not None else ({}, set(), None)
+        self._book = EpochBook(known, present)
         self._lock = threading.Lock()
-        self.state = ApiState(build_tree({"registryid": REGISTRY_ID}), {})
+        # what was served when the stamps were last saved: the first update is compared with it, so the listener
+        # hears what changed since (a change the last process made on disk and died before announcing); with
+        # nothing saved, the first update is the start and announces nothing
+        if document is not None:
+            self.state = ApiState(build_tree(document), {x: known[x] for x in present if x in known})
+        else:
+            self.state = ApiState(build_tree({"registryid": REGISTRY_ID}), {})
+        self._started = document is not None
         self.listener: ChangeListener | None = None
         self.correlation: str | None = None
         self.editable: Editable | None = None  # set with the write API (registry_wiring.py)
@@ -50,15 +58,17 @@ class RegistryView:
         self.state = replace(self.state, editable=editable)
 
     def update(self, snapshot: Snapshot) -> None:
-        root = build_tree(registry_document(snapshot, resolved=True, schema_links=True))
+        document = registry_document(snapshot, resolved=True, schema_links=True)
+        root = build_tree(document)
         with self._lock:
             before = dict(self._book.known), set(self._book.present)
             old = self.state
             stamps = self._book.stamp(root)
             self.state = ApiState(root, stamps, self.editable)
             changed = before != (self._book.known, self._book.present)
-            if changed and self.listener is not None:
+            if changed and self.listener is not None and self._started:
                 # before the stamps are saved: an event recorded (outbox) is never lost to a crash in between
                 self.listener(old, self.state, self.correlation)
-            if self._state is not None and changed:
-                self._state.save(self._book.known, self._book.present)
+            if self._state is not None and (changed or not self._started):
+                self._state.save(self._book.known, self._book.present, document)
+            self._started = True

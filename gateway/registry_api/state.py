@@ -6,6 +6,10 @@ beside the config directory (`<parent>/.<config name>.xgate-state/`) when that p
 directory can be written (a read-only ConfigMap mount without `state_dir`), the stamps live in memory only:
 a restart starts every epoch at 1 again and restamps `createdat`; a warning says so once, at startup.
 
+With them, the registry document served when they were saved: a restart compares the registry it loads with
+it, so a change made while xgate was down, or written just before a kill and never announced, still gets its
+change events (runtime/change_events.py) with the epochs it is served with.
+
 The file is replaced atomically (written aside, then renamed), so a crash leaves the old or the new one. A file
 that cannot be read is set aside as `.broken` and the stamps start over, with a warning; it never stops xgate.
 """
@@ -23,7 +27,8 @@ from gateway.registry_api.tree import Stamp
 
 log = logging.getLogger(__name__)
 STATE_FILE = "registry-state.json"
-FORMAT = 1
+# 2: with the served registry's document, so that a restart tells what changed since (change events); 1: stamps
+FORMAT = 2
 
 
 def default_state_dir(config_dir: str | Path) -> Path | None:
@@ -45,19 +50,23 @@ class StateFile:
         self.path = Path(directory) / STATE_FILE
         self._warned = False
 
-    def load(self) -> tuple[dict[str, Stamp], set[str]]:
+    def load(self) -> tuple[dict[str, Stamp], set[str], dict[str, Any] | None]:
+        """(stamps, xids present, the registry document served then, or None from a format-1 file)."""
+        durable.remove_leftovers(self.path)
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return {}, set()
+            return {}, set(), None
         except OSError as exc:
             log.warning("registry API: cannot read %s (%s); epochs start over", self.path, exc.strerror or exc)
-            return {}, set()
+            return {}, set(), None
         try:
             raw = json.loads(text)
             known = {xid: Stamp(str(s["digest"]), int(s["epoch"]), str(s["createdat"]), str(s["modifiedat"]))
                      for xid, s in raw["stamps"].items()}
             present = {str(x) for x in raw["present"]}
+            document = raw.get("document")
+            document = document if isinstance(document, dict) else None
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             broken = self.path.with_suffix(".broken")
             log.warning("registry API: %s is not a state file xgate wrote (%s); set aside as %s, epochs start over",
@@ -66,12 +75,12 @@ class StateFile:
                 self.path.replace(broken)
             except OSError:
                 pass
-            return {}, set()
-        return known, present
+            return {}, set(), None
+        return known, present, document
 
-    def save(self, known: dict[str, Stamp], present: set[str]) -> None:
+    def save(self, known: dict[str, Stamp], present: set[str], document: dict[str, Any] | None = None) -> None:
         body: dict[str, Any] = {
-            "format": FORMAT, "present": sorted(present),
+            "format": FORMAT, "present": sorted(present), "document": document,
             "stamps": {xid: {"digest": s.digest, "epoch": s.epoch, "createdat": s.createdat,
                              "modifiedat": s.modifiedat} for xid, s in sorted(known.items())}}
         try:  # synced before and after the rename: epochs must not go back after a power cut

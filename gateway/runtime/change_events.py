@@ -2,9 +2,13 @@
 `registry.events.endpoint` names, through that endpoint's own adapter (protocol_adapters.registry): a Kafka
 topic, an MQTT topic, a NATS subject, an AMQP queue or an HTTP URL.
 
-At least once: the events of a swap are appended to an outbox file in the state directory (replaced
-atomically) before the swap's stamps are saved, and leave it only once the broker confirmed them; a process
-that stops or crashes with events still in the outbox publishes them at its next start. A destination that
+At least once, and as durable as the change: the events of a swap are appended to an outbox file in the state
+directory (replaced atomically) before the swap's stamps are saved, and leave it only once the broker
+confirmed them; a process that stops or crashes with events still in the outbox publishes them at its next
+start. A change on disk that no event was queued for (a registry write's file put in place, then a kill before
+the reload) is found at the next start: the registry view compares what it loads with the registry saved
+with the stamps (registry_api/state.py), so its events come then, with the epochs it is served with; an event
+queued twice for one (entity, epoch) by a kill between the outbox and the stamps is queued once. A destination that
 is down is retried with backoff, in order; nothing blocks a reload. Events go in the CloudEvents JSON format
 (structured mode: `application/cloudevents+json` in the protocol's content-type field), which every binding
 reads, MQTT 3.1.1 included; on Kafka the record key is the subject, so the changes of one entity stay in order.
@@ -58,6 +62,7 @@ class Outbox:
     def _load(self) -> list[dict[str, Any]]:
         if self.path is None:
             return []
+        durable.remove_leftovers(self.path)  # what a killed process was writing: the outbox before it stands
         try:
             loaded = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -75,6 +80,11 @@ class Outbox:
                                                            separators=(",", ":")).encode())
         except OSError as exc:
             log.warning("change events: cannot write %s (%s); pending events live in memory only", self.path, exc)
+
+
+def _identity(event: dict[str, Any]) -> tuple[Any, ...]:
+    """What one change of one entity is: its event type, its xid and the epoch it reached."""
+    return event.get("type"), event.get("subject"), (event.get("data") or {}).get("epoch")
 
 
 class ChangePublisher:
@@ -98,7 +108,13 @@ class ChangePublisher:
         if not events:
             return
         with self._lock:
-            self.outbox.events.extend(events)
+            # a process killed after queueing a change's events and before saving its stamps announces the same
+            # (entity, epoch) again at its next start: once in the outbox is enough
+            queued = {_identity(event) for event in self.outbox.events}
+            fresh = [event for event in events if _identity(event) not in queued]
+            if not fresh:
+                return
+            self.outbox.events.extend(fresh)
             self.outbox.save()
         if self._loop is not None and self._wake is not None:
             self._loop.call_soon_threadsafe(self._wake.set)

@@ -57,9 +57,10 @@ def test_a_failed_rename_leaves_the_old_file_and_nothing_staged(tmp_path: Path, 
 def test_the_registry_epochs_are_written_durably(tmp_path: Path, synced: list[str]) -> None:
     state = StateFile(tmp_path)
     stamps = {"/messagegroups/g": Stamp("digest", 3, "2026-11-28T00:00:00Z", "2026-11-28T00:00:01Z")}
-    state.save(stamps, {"/messagegroups/g"})
+    document = {"registryid": "xgate", "messagegroups": {"g": {}}}
+    state.save(stamps, {"/messagegroups/g"}, document)
     assert synced == [f".{state.path.name}.{os.getpid()}.tmp", "<dir>"]
-    assert state.load() == (stamps, {"/messagegroups/g"})
+    assert state.load() == (stamps, {"/messagegroups/g"}, document)
 
 
 def test_the_change_event_outbox_is_written_durably(tmp_path: Path, synced: list[str]) -> None:

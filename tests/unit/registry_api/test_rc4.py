@@ -106,7 +106,7 @@ def test_8_a_broken_state_file_is_set_aside_and_never_stops_the_api(tmp_path: Pa
     (state / "registry-state.json").write_text("{not json")
     assert ok(RegistryView(load_snapshot([config]), StateFile(state)))["epoch"] == 1
     assert (state / "registry-state.broken").read_text() == "{not json"
-    assert json.loads((state / "registry-state.json").read_text())["format"] == 1
+    assert json.loads((state / "registry-state.json").read_text())["format"] == 2  # stamps and the registry served with them
 
 
 def test_8_the_state_directory_gateway_yaml_names_else_one_beside_the_config(tmp_path: Path) -> None:
