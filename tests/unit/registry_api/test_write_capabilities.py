@@ -6,19 +6,8 @@ edited through the API), and OPTIONS (http.md): a group the operator owns offers
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from tests.unit.registry_api.support import run
-from tests.unit.registry_api.writing import Gateway, gateway, operator_files
-
-
-def _with_gateway(tmp_path: Path, steps: Any) -> None:
-    config = operator_files(tmp_path / "config")
-
-    async def main() -> None:
-        async with gateway(config) as gw:
-            await steps(gw)
-    run(main)
+from tests.unit.registry_api.writing import Gateway, with_gateway
 
 
 def test_capabilities_say_the_entities_are_mutable(tmp_path: Path) -> None:
@@ -29,7 +18,7 @@ def test_capabilities_say_the_entities_are_mutable(tmp_path: Path) -> None:
         assert body["available"]["model"] == {"mutable": False}  # "MUST have a mutable value of false"
         status, _, root = await gw.call("GET", "?inline=capabilities")
         assert root["capabilities"]["mutable"] == ["entities"]
-    _with_gateway(tmp_path, steps)
+    with_gateway(tmp_path, steps)
 
 
 def test_meta_readonly_is_false_only_where_writes_reach(tmp_path: Path) -> None:
@@ -40,7 +29,7 @@ def test_meta_readonly_is_false_only_where_writes_reach(tmp_path: Path) -> None:
         _, _, mine = await gw.call("GET", "/schemagroups/mine/schemas/s/meta")
         _, _, operators = await gw.call("GET", "/schemagroups/ops.schemas/schemas/s/meta")
         assert (mine["readonly"], operators["readonly"]) == (False, True)
-    _with_gateway(tmp_path, steps)
+    with_gateway(tmp_path, steps)
 
 
 def test_options_offers_writes_only_where_they_are_taken(tmp_path: Path) -> None:
@@ -52,4 +41,4 @@ def test_options_offers_writes_only_where_they_are_taken(tmp_path: Path) -> None
         assert "PUT" in new["Allow"] and "DELETE" in new["Allow"] and "PUT" in root["Allow"]
         status, _, _ = await gw.call("PUT", "/messagegroups/ops", {"description": "x"})
         assert status == 405  # what OPTIONS said
-    _with_gateway(tmp_path, steps)
+    with_gateway(tmp_path, steps)

@@ -9,19 +9,8 @@ header is refused (http.md "Creating or Updating Entities": extra_xregistry_head
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from tests.unit.registry_api.support import run
-from tests.unit.registry_api.writing import Gateway, gateway, message, operator_files
-
-
-def _with_gateway(tmp_path: Path, steps: Any) -> None:
-    config = operator_files(tmp_path / "config")
-
-    async def main() -> None:
-        async with gateway(config) as gw:
-            await steps(gw)
-    run(main)
+from tests.unit.registry_api.writing import Gateway, message, with_gateway
 
 
 def test_adding_a_child_moves_the_parents_modifiedat(tmp_path: Path) -> None:
@@ -34,7 +23,7 @@ def test_adding_a_child_moves_the_parents_modifiedat(tmp_path: Path) -> None:
         assert status == 200
         _, _, after = await gw.call("GET", "/messagegroups/g")
         assert after["epoch"] == before["epoch"] + 1 and after["modifiedat"] > before["modifiedat"]
-    _with_gateway(tmp_path, steps)
+    with_gateway(tmp_path, steps)
 
 
 def test_the_requests_timestamps_are_used(tmp_path: Path) -> None:
@@ -50,7 +39,7 @@ def test_the_requests_timestamps_are_used(tmp_path: Path) -> None:
         assert reset["createdat"] > "2021-02-03T04:05:06Z"  # null: now
         status, _, bad = await gw.call("PATCH", "/messagegroups/t", {"createdat": "yesterday"})
         assert status == 400 and bad["type"].endswith("invalid_attribute")
-    _with_gateway(tmp_path, steps)
+    with_gateway(tmp_path, steps)
 
 
 def test_metadata_in_the_body_with_an_xregistry_header_is_refused(tmp_path: Path) -> None:
@@ -62,7 +51,7 @@ def test_metadata_in_the_body_with_an_xregistry_header_is_refused(tmp_path: Path
         assert body["args"] == {"name": "xRegistry-name", "error_detail": "the metadata is in the body"}
         status, _, _ = await gw.call("GET", "/schemagroups/sg")
         assert status == 404  # nothing was written
-    _with_gateway(tmp_path, steps)
+    with_gateway(tmp_path, steps)
 
 
 def test_lint_warns_when_a_message_has_both_dataschema_and_dataschemauri(tmp_path: Path) -> None:

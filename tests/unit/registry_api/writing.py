@@ -100,3 +100,15 @@ async def gateway(config: Path, write: WriteSettings | None = None) -> AsyncIter
 
 def basic(username: str, password: str) -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()}
+
+
+def with_gateway(tmp_path: Path, steps: Any) -> None:
+    """Run `steps(gateway)` against a gateway on the operator's files, with writes on (the default key)."""
+    from tests.unit.registry_api.support import run
+
+    config = operator_files(tmp_path / "config")
+
+    async def main() -> None:
+        async with gateway(config) as gw:
+            await steps(gw)
+    run(main)
