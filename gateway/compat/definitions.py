@@ -26,8 +26,11 @@ from gateway.model.formats import AVRO, JSONSCHEMA, PROTOBUF, normalize_schema_f
 from gateway.model.resolved import MessageDefinition, PayloadSchema, Registry
 from gateway.pointers import unescape
 
-# an attribute type whose accepted values hold another's: the old one widened to it loosens, narrowed tightens
-WIDER = {"integer": {"number"}, "uri": {"urireference"}, "symbol": set()}
+# the types whose accepted values hold a type's (validation rule 5.3): widened to one loosens, narrowed tightens.
+# Every text-valued type lies within `string`; `integer` within `number`; but a number is no `string` (a
+# structured event carries 7, not "7"), so integer <-> string breaks both
+WIDER = {"integer": {"number"}, "symbol": {"string"}, "uri": {"urireference", "string"}, "urireference": {"string"},
+         "uritemplate": {"string"}, "timestamp": {"string"}, "duration": {"string"}}
 ANY_TYPES = frozenset({"any", "var"})
 
 

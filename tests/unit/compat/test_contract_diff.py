@@ -194,3 +194,23 @@ def test_transitive_modes_compare_every_earlier_version(tmp_path: Path, capsys: 
     reasons = sorted(c["reason"] for c in transitive["contract_changes"])
     assert reasons[0] == "`note` is now required" and reasons[1].startswith("against version 1: ")
     assert code == 1
+
+
+@pytest.mark.parametrize(("before", "after", "breaks"), [
+    ("symbol", "string", "consumers"),   # every symbol is a string: widened
+    ("string", "uri", "producers"),      # not every string is a URI: narrowed
+    ("integer", "number", "consumers"),
+    ("integer", "string", "both"),       # a structured event's 7 is no string, and "x" is no integer
+])
+def test_an_attribute_type_change_by_the_values_each_accepts(tmp_path: Path, before: str, after: str,
+                                                             breaks: str) -> None:
+    from gateway.compat import compare_registries
+    from tests.unit.builders import ce_message, load_files, registry
+
+    def document(kind: str) -> dict[str, Any]:
+        return registry("KAFKA", {"m": ce_message("t", {"x": {"type": kind}})})
+
+    old = load_files(tmp_path / "a", {"r.xreg.json": document(before)})
+    new = load_files(tmp_path / "b", {"r.xreg.json": document(after)})
+    found = compare_registries(old.snapshot.registry, new.snapshot.registry)
+    assert [(c.path, c.kind, c.breaks.value) for c in found] == [("envelopemetadata.x", "type", breaks)]
