@@ -31,6 +31,7 @@ from gateway.infer.schema import infer_schema
 from gateway.pointers import follow, unescape
 from gateway.verdict import Verdict
 
+# a message can fail in several places: each round widens what the last one left refused, until none is
 MAX_ROUNDS = 6
 
 

@@ -1,5 +1,5 @@
-"""The recent traffic a dry run judges: bounded per endpoint by count and by bytes, the oldest dropped first,
-Kafka records made Envelopes only when sampled."""
+"""The recent traffic a dry run judges: bounded per endpoint by count and by bytes, the oldest batches dropped
+first, Kafka records made Envelopes only when sampled."""
 
 from __future__ import annotations
 
@@ -22,10 +22,13 @@ def test_the_oldest_go_first_past_the_count() -> None:
     assert [e.fields["n"] for e in sample["a"]] == [3, 4, 5, 6, 7] and len(sample["b"]) == 1
 
 
-def test_bytes_bound_the_store_too() -> None:
+def test_bytes_bound_the_store_too_a_batch_at_a_time() -> None:
     recent = RecentTraffic(messages=1000, byte_cap=3 * (1000 + OVERHEAD_BYTES))
-    recent.add_envelopes("a", [_envelope(n, 1000) for n in range(10)])
+    for n in range(10):
+        recent.add_envelopes("a", [_envelope(n, 1000)])
     assert [e.fields["n"] for e in recent.sample()["a"]] == [7, 8, 9]
+    recent.add_envelopes("a", [_envelope(n, 1000) for n in range(10, 15)])  # one batch past the cap alone
+    assert [e.fields["n"] for e in recent.sample()["a"]] == [10, 11, 12, 13, 14]  # the newest batch stays whole
 
 
 def test_records_become_envelopes_only_when_sampled() -> None:
