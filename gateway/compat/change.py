@@ -16,7 +16,11 @@ Each `-transitive` form also compares the new payload schema with every earlier 
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass
+from typing import Any
+
+import orjson
 
 
 class Breaks(enum.Enum):
@@ -70,3 +74,12 @@ class Change:
     def as_dict(self) -> dict[str, str]:
         return {"definition": self.definition, "path": self.path, "kind": self.kind, "breaks": self.breaks.value,
                 "reason": self.reason}
+
+
+def canonical(value: Any) -> str:
+    """A document value as text that compares equal exactly when the values do (keys sorted); integers past
+    64 bits or values YAML reads beyond JSON, which orjson refuses, through json."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return json.dumps(value, sort_keys=True, default=str)

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from gateway.compat import avro, jsonschema, protobuf
-from gateway.compat.change import Breaks, Change
+from gateway.compat.change import Breaks, Change, canonical
 from gateway.compiler.payload.protobuf import message_descriptor
 from gateway.errors import SchemaCompileError
 from gateway.loader.versions import order_version_ids
@@ -274,4 +274,4 @@ def _protobuf(before: PayloadSchema, after: PayloadSchema) -> tuple[Any, Any] | 
 
 
 def _text(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value is not None else "(none)"
+    return canonical(value) if value is not None else "(none)"

@@ -25,9 +25,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from gateway.compat.change import Breaks
+from gateway.compat.change import Breaks, canonical
 from gateway.pointers import escape, follow
 
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "format", "deprecated",
@@ -55,10 +53,6 @@ def changes(old: Any, new: Any) -> list[Found]:
     while walk.pending:  # breadth first: a change is reported where it is met nearest the root
         walk.compare(*walk.pending.popleft())
     return walk.found
-
-
-def _text(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def _types(schema: dict[str, Any]) -> frozenset[str]:
@@ -106,7 +100,7 @@ class _Walk:
     def compare(self, old: Any, new: Any, at: str) -> None:
         old, new = self.resolve(old, 0), self.resolve(new, 1)
         key = (id(old), id(new))  # a pair met again (a recursive schema) was compared where first met
-        if key in self._seen or _text(old) == _text(new):
+        if key in self._seen or canonical(old) == canonical(new):
             return
         self._seen.add(key)
         self._kept.append((old, new))  # merged `$ref` targets stay alive, so their ids are never reused
@@ -131,7 +125,7 @@ class _Walk:
         self.items(old, new, at)
         self.branches(old, new, at)
         for keyword in sorted(set(old) | set(new)):
-            if keyword in HANDLED or keyword in ANNOTATIONS or _text(old.get(keyword)) == _text(new.get(keyword)):
+            if keyword in HANDLED or keyword in ANNOTATIONS or canonical(old.get(keyword)) == canonical(new.get(keyword)):
                 continue
             self.add(at, keyword, True, True, f"`{keyword}` changed; its effect on what is accepted is not worked out")
 
@@ -150,8 +144,8 @@ class _Walk:
         for name in sorted(before - after):
             self.add(f"{at}/{escape(name)}", "required", False, True, f"`{name}` is no longer required")
         if "enum" in old or "enum" in new:
-            was = {_text(v) for v in old["enum"]} if "enum" in old else None
-            now = {_text(v) for v in new["enum"]} if "enum" in new else None
+            was = {canonical(v) for v in old["enum"]} if "enum" in old else None
+            now = {canonical(v) for v in new["enum"]} if "enum" in new else None
             if was is None or now is None:
                 self.add(at, "enum", now is not None, was is not None,
                          "an enum now limits the value" if was is None else "the enum no longer limits the value")
@@ -160,14 +154,14 @@ class _Walk:
                 self.add(at, "enum", bool(removed), bool(added),
                          "; ".join(([f"values removed: {', '.join(removed)}"] if removed else [])
                                    + ([f"values added: {', '.join(added)}"] if added else [])))
-        if _text(old.get("const")) != _text(new.get("const")):
+        if canonical(old.get("const")) != canonical(new.get("const")):
             self.add(at, "const", "const" in new, "const" in old,
-                     f"const {_text(old['const']) if 'const' in old else '(none)'} -> "
-                     f"{_text(new['const']) if 'const' in new else '(none)'}")
+                     f"const {canonical(old['const']) if 'const' in old else '(none)'} -> "
+                     f"{canonical(new['const']) if 'const' in new else '(none)'}")
         for keyword in ("pattern", "multipleOf"):
-            if _text(old.get(keyword)) != _text(new.get(keyword)):
+            if canonical(old.get(keyword)) != canonical(new.get(keyword)):
                 self.add(at, keyword, keyword in new, keyword in old,
-                         f"{keyword} {_text(old.get(keyword))} -> {_text(new.get(keyword))}")
+                         f"{keyword} {canonical(old.get(keyword))} -> {canonical(new.get(keyword))}")
 
     def bounds(self, old: dict[str, Any], new: dict[str, Any], at: str) -> None:
         for keywords, upper in ((LOWER, False), (UPPER, True)):
@@ -197,7 +191,7 @@ class _Walk:
     def items(self, old: dict[str, Any], new: dict[str, Any], at: str) -> None:
         before, after = old.get("items", True), new.get("items", True)
         if isinstance(before, list) or isinstance(after, list):
-            if _text(before) != _text(after):
+            if canonical(before) != canonical(after):
                 self.add(f"{at}/*", "items", True, True, "tuple items changed")
             return
         self.schema(before, after, f"{at}/*")
@@ -205,7 +199,7 @@ class _Walk:
     def branches(self, old: dict[str, Any], new: dict[str, Any], at: str) -> None:
         for keyword in ("anyOf", "oneOf", "allOf"):
             before, after = old.get(keyword), new.get(keyword)
-            if _text(before) == _text(after):
+            if canonical(before) == canonical(after):
                 continue
             if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
                 for one, other in zip(before, after, strict=True):

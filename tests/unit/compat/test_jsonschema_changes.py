@@ -83,3 +83,10 @@ def test_recursive_schemas_are_followed_through_refs_and_end() -> None:
 
 def test_the_same_schema_has_no_change() -> None:
     assert changes(OBJECT, _with()) == []
+
+
+def test_values_past_64_bits_compare_too() -> None:
+    """Documents may carry integers JSON allows and orjson does not write (past 64 bits)."""
+    found = changes({"const": 2**70}, {"const": 2**71})
+    assert [(f.kind, f.breaks) for f in found] == [("const", Breaks.BOTH)]
+    assert changes({"const": 2**70}, {"const": 2**70}) == []
