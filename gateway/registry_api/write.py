@@ -142,16 +142,25 @@ class RegistryWriter:
         view.allow_writes(self.owns)  # the read side now says which entities are editable
 
     def owns(self, plural: str, gid: str) -> bool:
-        """Whether a write reaches the group: it is the API's own file, or not there yet (a write makes it).
-        One the operator dropped, or that a registry source or a fetched reference serves, is read-only."""
+        """Whether a write reaches the group: it is the API's own file, or not there yet (a write makes it)."""
+        return self._refusal(plural, gid) is None
+
+    def _refusal(self, plural: str, gid: str) -> str | None:
+        """Why a write may not touch the group, or None: one the operator dropped, or that a registry source or
+        a fetched reference serves, is read-only through the API."""
         snapshot = self.reloader.snapshot
         known = self._origins
         if known is None or known[0] != snapshot.digest:
             known = self._origins = (snapshot.digest, {p: _origins(snapshot, p) for p in GROUPS})
         files = known[1].get(plural, {}).get(gid, [])
-        if files:
-            return all(f == str(store.group_path(self.config_dir, plural, gid)) for f in files)
-        return gid not in self.view.state.root.collections.get(plural, {})
+        foreign = [f for f in files if f != str(store.group_path(self.config_dir, plural, gid))]
+        if foreign:
+            remote = foreign[0].startswith(("http://", "https://"))
+            return (f"/{plural}/{gid} comes from {'the registry source ' if remote else 'the file '}{foreign[0]}, "
+                    "which the operator manages: it is read-only through the API")
+        if not files and gid in self.view.state.root.collections.get(plural, {}):
+            return f"/{plural}/{gid} is known only through a fetched reference: it is read-only through the API"
+        return None
 
     def _relative(self, text: str) -> str:
         """`text` with the config directory's absolute path taken out of every file name in it."""
@@ -192,20 +201,22 @@ class RegistryWriter:
         return self._answer(base, answer_path, request, shape, plan, status, correlation, get)
 
     # -- the write -----------------------------------------------------------------------------------------------
+    def _planned(self, req: Request) -> tuple[str, Any, list[Any] | None]:
+        """The request applied to the stored groups and checked for endpoint policy (under the lock): its answer
+        shape, its plan, and the directory's errors now when the last write left them (else None)."""
+        state, snapshot = self.view.state, self.reloader.snapshot
+        editor = Editor(state.root, state.stamps, self._stored_reader(req), now_text())
+        shape = self._dispatch(editor, req)
+        self._check_endpoints(editor.plan.groups, req)
+        known = self._known
+        return shape, editor.plan, known[1] if known is not None and known[0] == snapshot.digest else None
+
     async def _write(self, req: Request, correlation: str) -> tuple[str, Any, int]:
         async with self.reloader.lock:
-            state = self.view.state
-            snapshot = self.reloader.snapshot
-            loading = self._loading()
-            editor = Editor(state.root, state.stamps, self._stored_reader(snapshot, state.root, req), now_text())
-            shape = self._dispatch(editor, req)
-            plan = editor.plan
+            shape, plan, before = self._planned(req)
             if not plan.groups:
                 return shape, plan, 200
-            self._check_endpoints(plan.groups, req)
-            known = self._known
-            before = known[1] if known is not None and known[0] == self.reloader.snapshot.digest else None
-            expected, after = await asyncio.to_thread(self._commit, loading, plan.groups, req.path, before)
+            expected, after = await asyncio.to_thread(self._commit, self._loading(), plan.groups, req.path, before)
             self.view.correlation = correlation
             try:
                 await self.reloader.reload_locked(f"registry write: {req.method} {req.path}")
@@ -222,18 +233,12 @@ class RegistryWriter:
     async def _dry_run(self, req: Request) -> dict[str, Any]:
         """What the write would do, done as far as the check and no further (dryrun.py says what is answered)."""
         async with self.reloader.lock:
-            state = self.view.state
-            snapshot = self.reloader.snapshot
-            editor = Editor(state.root, state.stamps, self._stored_reader(snapshot, state.root, req), now_text())
-            self._dispatch(editor, req)
-            plan = editor.plan
-            self._check_endpoints(plan.groups, req)
-            known = self._known
-            before = known[1] if known is not None and known[0] == snapshot.digest else None
-            loading = self._loading()
-            _, checked = await asyncio.to_thread(self._staged_check, loading, plan.groups, req.path, before, False)
-            return await asyncio.to_thread(dry_run_report, snapshot.registry, self.reloader.active_ruleset(),
-                                           checked, self.reloader.recent_traffic(), req.path)
+            _, plan, before = self._planned(req)
+            _, checked = await asyncio.to_thread(self._staged_check, self._loading(), plan.groups, req.path, before,
+                                                 False)
+            return await asyncio.to_thread(dry_run_report, self.reloader.snapshot.registry,
+                                           self.reloader.active_ruleset(), checked, self.reloader.recent_traffic(),
+                                           req.path)
 
     def _check_endpoints(self, groups: dict[tuple[str, str], dict[str, Any] | None], req: Request) -> None:
         """Endpoints are written only with their own permission, and name no address the policy refuses."""
@@ -290,24 +295,13 @@ class RegistryWriter:
                         aside.unlink()
         return contents, checked
 
-    def _stored_reader(self, snapshot: Snapshot, root: Node, req: Request
-                       ) -> Callable[[str, str], dict[str, Any] | None]:
+    def _stored_reader(self, req: Request) -> Callable[[str, str], dict[str, Any] | None]:
         """Reads a group's stored body; refuses one the API does not own (its origin says why)."""
-        origins = {plural: _origins(snapshot, plural) for plural in GROUPS}
-
         def stored(plural: str, gid: str) -> dict[str, Any] | None:
-            path = store.group_path(self.config_dir, plural, gid)
-            files = origins[plural].get(gid, [])
-            foreign = [f for f in files if f != str(path)]
-            if foreign:
-                remote = foreign[0].startswith(("http://", "https://"))
-                raise not_supported(req.method, req.path, f"/{plural}/{gid} comes from "
-                                    f"{'the registry source ' if remote else 'the file '}{foreign[0]}, which the "
-                                    f"operator manages: it is read-only through the API")
-            if not files and gid in root.collections.get(plural, {}):
-                raise not_supported(req.method, req.path, f"/{plural}/{gid} is known only through a fetched "
-                                    "reference: it is read-only through the API")
-            return store.read_group(path, plural, gid)
+            refusal = self._refusal(plural, gid)
+            if refusal is not None:
+                raise not_supported(req.method, req.path, refusal)
+            return store.read_group(store.group_path(self.config_dir, plural, gid), plural, gid)
         return stored
 
     # -- which entity, which method ------------------------------------------------------------------------------
