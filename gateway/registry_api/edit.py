@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.compiler.types import parse_timestamp
+from gateway.registry_api.attribute_types import check_attributes
 from gateway.registry_api.errors import ApiError
+from gateway.registry_api.registry_model import DEFINED_BY, MODEL
 from gateway.registry_api.tree import GROUPS, MESSAGE_VERSION, GroupType, Node, ResourceType, Stamp
 
 ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.~:@-]{0,127}")
@@ -35,6 +36,10 @@ READ_ONLY = frozenset({"self", "shortself", "xid", "epoch", "createdat", "modifi
                        *(f"{c}{suffix}" for c in COLLECTIONS for suffix in ("url", "count"))})
 # registry attributes a whole document may carry back from an export: never the client's to set here
 REGISTRY_READ_ONLY = READ_ONLY | {"capabilities", "model", "$schema"}
+# server attributes are ignored, not checked: a client may send back what a GET showed
+UNCHECKED = READ_ONLY - {"createdat", "modifiedat"}
+# `compatibility` is not kept (docs/operations.md: not supported), so its values are not judged either
+META_UNCHECKED = UNCHECKED | {"compatibility"}
 GroupKey = tuple[str, str]
 
 
@@ -46,6 +51,7 @@ class Plan:
     answer: list[tuple[str, str]] = field(default_factory=list)   # (map key or "", xid) of processed entities
     created: bool = False                                        # the single target entity is new (201)
     new_version: str | None = None                               # xid of a Version this request created
+    now: str = ""                                                # the request's one timestamp (createdat...)
 
 
 class Editor:
@@ -54,7 +60,7 @@ class Editor:
     def __init__(self, root: Node, stamps: dict[str, Stamp], stored: Callable[[str, str], dict[str, Any] | None],
                  now: str) -> None:
         self.root, self.stamps, self._stored, self.now = root, stamps, stored, now
-        self.plan = Plan()
+        self.plan = Plan(now=now)
         # per (parent xid, collection): the ids there, as written and folded (check_unique)
         self._ids: dict[tuple[str, str], tuple[set[str], dict[str, str]]] = {}
 
@@ -97,8 +103,10 @@ class Editor:
         return out
 
     def _merge(self, existing: dict[str, Any] | None, body: dict[str, Any], skip: set[str],
-               patch: bool) -> dict[str, Any]:
-        """PUT: the body is the entity; PATCH: the body's attributes replace the existing ones, null deletes."""
+               patch: bool, model: dict[str, Any], xid: str) -> dict[str, Any]:
+        """PUT: the body is the entity; PATCH: the body's attributes replace the existing ones, null deletes.
+        Each value is checked against `model`, the entity's attributes (registry_model.py)."""
+        check_attributes(body, model, xid, skip | UNCHECKED)
         incoming = self._clean(body, skip)
         if patch and existing is not None:
             out = {k: v for k, v in existing.items() if k not in skip}
@@ -114,12 +122,8 @@ class Editor:
 
     def _times(self, existing: dict[str, Any], body: dict[str, Any]) -> tuple[str, str]:
         """core/spec.md `createdat` and `modifiedat` Attributes: a value in the request overrides (null: now);
-        `createdat` absent keeps the existing one; `modifiedat` absent, null or unchanged is now."""
-        for name in ("createdat", "modifiedat"):
-            value = body.get(name)
-            if value is not None and (not isinstance(value, str) or parse_timestamp(value) is None):
-                raise ApiError(400, "invalid_attribute", f'The attribute "{name}" is not valid: {value!r} is not an '
-                               "RFC 3339 timestamp.", name, {"name": name, "error_detail": "an RFC 3339 timestamp"})
+        `createdat` absent keeps the existing one; `modifiedat` absent, null or unchanged is now. (Their values
+        are timestamps: `_merge` checked them.)"""
         if "createdat" in body:
             created = body["createdat"] if body["createdat"] is not None else self.now
         else:
@@ -183,7 +187,8 @@ class Editor:
         existing = self.group_body(gtype.plural, gid)
         self.check_epoch(body, xid, self.epoch(xid) if existing is not None else None)
         skip = {f"{gtype.singular}id", *(r.plural for r in gtype.resources)}
-        new = {f"{gtype.singular}id": gid, **self._merge(existing, body, skip, patch)}
+        new = {f"{gtype.singular}id": gid,
+               **self._merge(existing, body, skip, patch, MODEL["groups"][gtype.plural]["attributes"], xid)}
         for rtype in gtype.resources:
             new[rtype.plural] = (existing or {}).get(rtype.plural) or {}
         self.plan.groups[(gtype.plural, gid)] = new
@@ -230,11 +235,13 @@ class Editor:
             self.check_same_id(body, "versionid", MESSAGE_VERSION, xid)
             self.check_epoch(body, xid, self.epoch(f"{xid}/versions/{MESSAGE_VERSION}") if node else None)
             skip = {f"{rtype.singular}id", "versionid", "meta", "versions"}
-            resources[rid] = {f"{rtype.singular}id": rid, **self._merge(resources.get(rid), body, skip, patch)}
+            resources[rid] = {f"{rtype.singular}id": rid,
+                              **self._merge(resources.get(rid), body, skip, patch, _version_model(rtype), xid)}
         else:
             meta = body.get("meta")
             if isinstance(meta, dict):
                 self.check_epoch(meta, f"{xid}/meta", self.epoch(f"{xid}/meta") if node else None)
+                check_attributes(meta, _meta_model(rtype), f"{xid}/meta", META_UNCHECKED)
             stored = resources.setdefault(rid, {f"{rtype.singular}id": rid, "versions": {}})
             vid = body.get("versionid") or (node.default if node is not None else None) or \
                 stored.get("meta", {}).get("defaultversionid") or "1"
@@ -277,7 +284,7 @@ class Editor:
         if check_epoch:
             self.check_epoch(body, xid, self.epoch(xid) if existing is not None else None)
         skip = {f"{rtype.singular}id", "versionid", "meta", "versions"}
-        versions[vid] = {"versionid": vid, **self._merge(existing, body, skip, patch)}
+        versions[vid] = {"versionid": vid, **self._merge(existing, body, skip, patch, _version_model(rtype), xid)}
         if existing is None:
             self.plan.new_version = self.plan.new_version or xid
         # not sticky: the default is the newest Version, which the loader finds itself (validation rule 8)
@@ -355,6 +362,7 @@ class Editor:
         rxid = f"/{gtype.plural}/{gid}/{rtype.plural}/{rid}"
         body = self._object(body, f"{rxid}/meta", "meta")
         self.check_epoch(body, f"{rxid}/meta", self.epoch(f"{rxid}/meta"))
+        check_attributes(body, _meta_model(rtype), f"{rxid}/meta", META_UNCHECKED)
         if rtype.maxversions == 1:
             if body.get("defaultversionsticky"):
                 raise ApiError(400, "setdefaultversionsticky_false", f'For "{rxid}", setting "defaultversionsticky" '
@@ -365,6 +373,18 @@ class Editor:
                 raise ApiError(404, "not_found", f"The targeted entity ({rxid}) cannot be found.", rxid)
             self._set_meta(rxid, stored, body, patch)
         self.plan.answer.append(("", f"{rxid}/meta"))
+
+
+def _version_model(rtype: ResourceType) -> dict[str, Any]:
+    """A Version's attributes (a message's too: its one Version is the Resource), from the Group type that
+    defines the Resource type (an endpoint's messages are the message groups')."""
+    attributes: dict[str, Any] = MODEL["groups"][DEFINED_BY[rtype.plural]]["resources"][rtype.plural]["attributes"]
+    return attributes
+
+
+def _meta_model(rtype: ResourceType) -> dict[str, Any]:
+    attributes: dict[str, Any] = MODEL["groups"][DEFINED_BY[rtype.plural]]["resources"][rtype.plural]["metaattributes"]
+    return attributes
 
 
 def rewrite_local_refs(value: Any) -> Any:

@@ -8,7 +8,9 @@
                         else one per reload of a dropped or removed file or a registry source's update
     data     {"epoch": the new epoch (a deleted entity's last), "self": its URL, "entity": the entity as the
               API serves it, or nothing when larger than `max_entity_bytes` (then read it at `self`),
-              "changed": the top-level attributes that changed (updated events only, events.md)}
+              "changed": the top-level attributes that changed (updated events only, events.md), with a
+              collection's name where its members came or went (`versions`, `messages`, ...) and a
+              Resource's `meta.*` attributes that changed}
 
 Their definitions, as an xRegistry message group (`io.xregistry.events`), are in
 config/registry-events/xregistry-events.xreg.json, so that consumers, and xgate itself, can validate them.
@@ -30,8 +32,25 @@ TYPE_PREFIX = "io.xregistry."
 CONTENT_TYPE = "application/cloudevents+json"
 
 
-def _changed(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    return sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+def _changed(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> set[str]:
+    return {prefix + k for k in set(old) | set(new) if old.get(k) != new.get(k)}
+
+
+def _changed_entity(before: Renderer, after: Renderer, previous: Node, node: Node,
+                    entity: dict[str, Any]) -> list[str]:
+    """events.md `changed`: the entity's own attributes; a collection whose members came or went (its count may
+    stay, as when one member replaces another); for a Resource, its `meta` attributes as `meta.<NAME>`, and
+    when its default Version is another one, every non-null attribute of the old and the new default."""
+    old = before.entity(previous, ())
+    found = _changed(old, entity)
+    if node.kind == "resource" and previous.default != node.default:
+        found |= {k for k, v in old.items() if v is not None} | {k for k, v in entity.items() if v is not None}
+    for plural in set(previous.collections) | set(node.collections):
+        if set(previous.collections.get(plural, {})) != set(node.collections.get(plural, {})):
+            found.add(plural)
+    if node.kind == "resource":
+        found |= _changed(before.meta(previous), after.meta(node), "meta.")
+    return sorted(found)
 
 
 def change_events(old: ApiState, new: ApiState, base: str, correlation: str | None,
@@ -54,7 +73,7 @@ def change_events(old: ApiState, new: ApiState, base: str, correlation: str | No
             if change.action is Action.UPDATED:
                 previous = _previous(old, change)
                 if previous is not None:
-                    data["changed"] = _changed(before.entity(previous, ()), entity)
+                    data["changed"] = _changed_entity(before, after, previous, change.node, entity)
         out.append({"specversion": "1.0", "id": uuid.uuid4().hex, "source": base,
                     "type": f"{TYPE_PREFIX}{change.entity}.{change.action.value}", "subject": change.xid,
                     "time": now, "xregcorrelationid": correlation, "datacontenttype": "application/json",

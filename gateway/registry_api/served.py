@@ -31,7 +31,9 @@ class RegistryView:
     With a `state` file, epochs and `createdat` continue where the last process left them (state.py).
 
     `listener` (the change events, gateway/registry_api/events.py) hears every swap that changed a stamp;
-    `correlation` is set by a registry write for the reload it causes (its events carry that id)."""
+    `correlation` and `moment` are set by a registry write for the reload it causes: its events carry that id, and
+    what the reload stamps new (a Resource's `meta`, a parent's `modifiedat`) takes the request's timestamp, so
+    one request shows one time (core spec `createdat`/`modifiedat`)."""
 
     def __init__(self, snapshot: Snapshot | None = None, state: StateFile | None = None) -> None:
         self._state = state
@@ -48,6 +50,7 @@ class RegistryView:
         self._started = document is not None
         self.listener: ChangeListener | None = None
         self.correlation: str | None = None
+        self.moment: str | None = None
         self.editable: Editable | None = None  # set with the write API (registry_wiring.py)
         if snapshot is not None:
             self.update(snapshot)
@@ -63,7 +66,7 @@ class RegistryView:
         with self._lock:
             before = dict(self._book.known), set(self._book.present)
             old = self.state
-            stamps = self._book.stamp(root)
+            stamps = self._book.stamp(root, self.moment)
             self.state = ApiState(root, stamps, self.editable)
             changed = before != (self._book.known, self._book.present)
             if changed and self.listener is not None and self._started:

@@ -217,11 +217,11 @@ class RegistryWriter:
             if not plan.groups:
                 return shape, plan, 200
             expected, after = await asyncio.to_thread(self._commit, self._loading(), plan.groups, req.path, before)
-            self.view.correlation = correlation
+            self.view.correlation, self.view.moment = correlation, plan.now
             try:
                 await self.reloader.reload_locked(f"registry write: {req.method} {req.path}")
             finally:
-                self.view.correlation = None
+                self.view.correlation = self.view.moment = None
             self._known = (self.reloader.snapshot.digest, after)
             taken = self.reloader.snapshot.contents
             if any(taken.get(str(path)) != data for path, data in expected.items()):

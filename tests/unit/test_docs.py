@@ -34,3 +34,22 @@ def test_nothing_points_outside_the_repository(page: Path) -> None:
             continue  # a web address, or a place on the same page
         path = (page.parent / target.split("#", 1)[0]).resolve()
         assert path.is_relative_to(ROOT) and path.exists(), f"{page.name}: {target}"
+
+
+def test_the_registry_api_page_cites_tests_that_exist() -> None:
+    """docs/registry-api.md names, per point, the test that holds it: `file.py::test_name`, then further
+    `test_name`s of the same file. Each must exist, so the page cannot cite a test that was renamed away."""
+    page = (ROOT / "docs" / "registry-api.md").read_text("utf-8")
+    cited = 0
+    for row in (line for line in page.splitlines() if line.startswith("|")):
+        current: Path | None = None
+        for name, test in re.findall(r"`(?:([\w/]+\.py)(?:::))?(test_\w+)?`", row):
+            if name:
+                current = ROOT / name if "/" in name else ROOT / "tests" / "unit" / "registry_api" / name
+                assert current.exists(), f"registry-api.md cites a missing file: {name}"
+            if test:
+                assert current is not None, f"registry-api.md names {test} before its file"
+                assert re.search(rf"^(async )?def {test}\(", current.read_text("utf-8"), re.MULTILINE), \
+                    f"registry-api.md cites {current.name}::{test}, which does not exist"
+                cited += 1
+    assert cited >= 40

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,39 @@ def test_dropped_changed_and_removed_files_give_exactly_their_events(tmp_path: P
     events.clear()
     view.update(load_snapshot([tmp_path]))  # nothing changed: nothing said
     assert events == []
+
+
+def test_changed_names_collections_whose_members_moved_and_meta_attributes(tmp_path: Path) -> None:
+    """events.md `resource` events: a Version created or deleted gives `versions`, `versionscount` and the
+    `meta.` attributes that moved; a default pointer moved gives the non-null attributes of both defaults; a
+    group's `updated` for a new Resource names the collection (`<RESOURCES>`) and its count."""
+    def schema(versions: dict[str, Any], meta: dict[str, Any] | None = None) -> None:
+        write_doc(tmp_path, "b.xreg.json", {"schemagroups": {"sg": {"schemas": {"s": {
+            "format": "JsonSchema/draft-07", **({"meta": meta} if meta else {}),
+            "versions": {v: {"schema": {"type": "object", "title": title}} for v, title in versions.items()}}}}}})
+    schema({"1": "a"})
+    view = RegistryView(load_snapshot([tmp_path]))
+    events = heard(view)
+    time.sleep(0.002)  # timestamps have milliseconds: the update's `modifiedat` must be a later one
+    schema({"1": "a", "2": "b"})
+    view.update(load_snapshot([tmp_path]))
+    resource = {e["subject"]: e for e in events}["/schemagroups/sg/schemas/s"]
+    assert resource["type"] == "io.xregistry.resource.updated"
+    changed = set(resource["data"]["changed"])
+    assert {"versions", "versionscount", "meta.epoch", "meta.modifiedat", "meta.defaultversionid"} <= changed
+    # the default moved from 1 to 2: every non-null attribute of both, `versionid` among them
+    assert "versionid" in changed and "meta.defaultversionurl" in changed
+    events.clear()
+    write_doc(tmp_path, "a.xreg.json", {"messagegroups": {"g": {"messages": {"m": message("com.example.m")}}}})
+    view.update(load_snapshot([tmp_path]))
+    events.clear()
+    write_doc(tmp_path, "a.xreg.json", {"messagegroups": {"g": {"messages": {
+        "m": message("com.example.m"), "n": message("com.example.n")}}}})
+    view.update(load_snapshot([tmp_path]))
+    group = {e["subject"]: e for e in events}["/messagegroups/g"]
+    assert group["type"] == "io.xregistry.group.updated"
+    assert {"messages", "messagescount"} <= set(group["data"]["changed"])
+    assert not any(name.startswith("meta.") for name in group["data"]["changed"])
 
 
 def test_a_write_carries_its_correlation_id_into_its_events(tmp_path: Path) -> None:

@@ -4,11 +4,15 @@ update the modifiedat value of the parent entity"); a request's `createdat`/`mod
 (`createdat` Attribute: "If present in a write operation request, the value MUST override any existing value,
 however a value of null MUST use the current date/time"; `modifiedat`: "If the request value is different
 than the existing value, then the request value MUST be used"); metadata in the body with an `xRegistry-`
-header is refused (http.md "Creating or Updating Entities": extra_xregistry_header)."""
+header is refused (http.md "Creating or Updating Entities": extra_xregistry_header); an attribute value of the
+wrong type is `invalid_attribute` naming it (core/spec.md "invalid_attribute", model.md "Attribute Types");
+one request shows one timestamp (`createdat`: "the same value ... for all entities created in the same
+operation")."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.unit.registry_api.writing import Gateway, message, with_gateway
 
@@ -62,3 +66,80 @@ def test_lint_warns_when_a_message_has_both_dataschema_and_dataschemauri(tmp_pat
                       dataschemauri="#/schemagroups/s/schemas/x")
     loaded = load_doc(tmp_path, registry(None, {"m": both}))
     assert "exclusive-attributes" in [w.code for w in loaded.warnings] and not loaded.errors
+
+
+BAD_VALUES: list[tuple[str, str, Any, str, str]] = [
+    # (method, path, body, attribute the error names, where its detail points)
+    ("PUT", "/messagegroups/g", {"name": 5}, "name", "name must be a string, found 5"),
+    ("PUT", "/messagegroups/g", {"labels": {"team": 1}}, "labels", "labels.team must be a string"),
+    ("PUT", "/messagegroups/g", {"deprecated": {"effective": "soon"}}, "deprecated",
+     "deprecated.effective must be an RFC 3339 timestamp"),
+    ("PUT", "/endpoints/e", {"usage": "producer"}, "usage", "usage must be a JSON array"),
+    ("PUT", "/messagegroups/g/messages/m", {**message("com.example.m"), "protocoloptions": "x"},
+     "protocoloptions", "protocoloptions must be a JSON object"),
+    ("PUT", "/schemagroups/sg/schemas/s/versions/1$details", {"format": ["JsonSchema"], "schema": {}}, "format",
+     "format must be a string"),
+    ("PATCH", "/schemagroups/sg/schemas/s/meta", {"defaultversionsticky": "yes"}, "defaultversionsticky",
+     "defaultversionsticky must be a boolean"),
+    ("PUT", "/messagegroups/g", {"modifiedat": 20240101}, "modifiedat", "modifiedat must be an RFC 3339 timestamp"),
+]
+
+
+def test_an_attribute_value_of_the_wrong_type_is_invalid_attribute(tmp_path: Path) -> None:
+    async def steps(gw: Gateway) -> None:
+        status, _, _ = await gw.call("PUT", "/schemagroups/sg/schemas/s/versions/1$details",
+                                     {"format": "JsonSchema/draft-07", "schema": {"type": "object"}})
+        assert status == 201
+        for method, path, body, name, detail in BAD_VALUES:
+            status, _, answer = await gw.call(method, path, body)
+            assert status == 400, (path, body, answer)
+            assert answer["type"] == "https://github.com/xregistry/spec/blob/main/core/spec.md#invalid_attribute"
+            assert answer["args"]["name"] == name and answer["args"]["error_detail"].startswith(detail), answer
+            assert answer["title"].startswith(f'The attribute "{name}" for "{answer["subject"]}" is not valid: ')
+        for path in ("/messagegroups/g", "/endpoints/e"):
+            status, _, _ = await gw.call("GET", path)
+            assert status == 404, path  # nothing was written
+        _, _, meta = await gw.call("GET", "/schemagroups/sg/schemas/s/meta")
+        assert meta["epoch"] == 1
+        # extension attributes take any value; a value of the right type is written
+        status, _, group = await gw.call("PUT", "/messagegroups/g", {"name": "G", "labels": {"team": "a"},
+                                                                     "xcost": 5})
+        assert status == 201 and (group["name"], group["labels"], group["xcost"]) == ("G", {"team": "a"}, 5)
+    with_gateway(tmp_path, steps)
+
+
+def test_one_request_shows_one_timestamp(tmp_path: Path) -> None:
+    async def steps(gw: Gateway) -> None:
+        status, _, _ = await gw.call("PUT", "/schemagroups/sg/schemas/s/versions/1$details",
+                                     {"format": "JsonSchema/draft-07", "schema": {"type": "object"}})
+        assert status == 201
+        _, _, group = await gw.call("GET", "/schemagroups/sg")
+        _, _, resource = await gw.call("GET", "/schemagroups/sg/schemas/s$details")
+        _, _, meta = await gw.call("GET", "/schemagroups/sg/schemas/s/meta")
+        _, _, version = await gw.call("GET", "/schemagroups/sg/schemas/s/versions/1$details")
+        times = {(e["xid"], name): e[name] for e in (group, resource, meta, version)
+                 for name in ("createdat", "modifiedat")}
+        assert len(set(times.values())) == 1, times
+    with_gateway(tmp_path, steps)
+
+
+def test_meta_and_version_rules_of_the_core_spec(tmp_path: Path) -> None:
+    """spec.md `defaultversionsticky` (maxversions 1: setdefaultversionsticky_false), "Versions" (a Resource
+    keeps at least one), and server attributes a client sends back from a GET are ignored."""
+    async def steps(gw: Gateway) -> None:
+        status, _, _ = await gw.call("PUT", "/messagegroups/g/messages/m", message("com.example.m"))
+        assert status == 201
+        status, _, body = await gw.call("PATCH", "/messagegroups/g/messages/m/meta", {"defaultversionsticky": True})
+        assert status == 400 and body["type"].endswith("spec.md#setdefaultversionsticky_false")
+        status, _, _ = await gw.call("PUT", "/schemagroups/sg/schemas/s/versions/1$details",
+                                     {"format": "JsonSchema/draft-07", "schema": {"type": "object"}})
+        assert status == 201
+        status, _, body = await gw.call("DELETE", "/schemagroups/sg/schemas/s/versions/1")
+        assert status == 400 and "at least one Version" in body["title"]
+        _, _, group = await gw.call("GET", "/messagegroups/g")
+        sent_back = {**group, "self": "http://elsewhere/x", "xid": "/other", "messagesurl": "http://elsewhere/m",
+                     "messagescount": 99, "description": "changed"}
+        status, _, body = await gw.call("PUT", "/messagegroups/g", sent_back)
+        assert status == 200 and body["description"] == "changed" and body["epoch"] == group["epoch"] + 1
+        assert (body["self"], body["xid"], body["messagescount"]) == (group["self"], "/messagegroups/g", 1)
+    with_gateway(tmp_path, steps)
