@@ -11,7 +11,7 @@ through the broker, as a second gateway in the same group would.
 
 The supervisor judges nothing. It serves the operator's metrics address:
 `/metrics` is every worker's exposition combined (gateway.metrics.merge),
-`/readyz` is ready when every worker is, `/registry` is answered by a ready
+`/readyz` is ready when every worker is (PROBE_MISSES below), `/registry` is answered by a ready
 worker. Each worker serves those on a private loopback port, behind a
 password made per run. A stop (SIGTERM/SIGINT, handled by
 gateway/runtime/service.py) goes to every worker, each drains as one gateway
@@ -54,6 +54,9 @@ SECRET_ENV = "XGATE_WORKER_SECRET"  # the password of the workers' private serve
 SUPERVISOR_ENV = "XGATE_SUPERVISOR_PID"  # a worker stops when the process of this id is no longer its parent
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 POLL_SECONDS = 1.0
+# a live worker that did not answer this many probes in a row is not ready; fewer is a busy event loop on a
+# loaded machine, not a verdict (a worker that answers 503 is not ready at once, one that exits at its exit)
+PROBE_MISSES = 3
 RESTART_MAX_SECONDS = 30.0
 # past the drain timeout, what a worker is still doing is cut off: its unsettled messages stay at the source
 STOP_GRACE_SECONDS = 10.0
@@ -100,6 +103,7 @@ class _Worker:
     port: int = field(default_factory=_free_port)
     process: asyncio.subprocess.Process | None = None
     ready: bool = False
+    misses: int = 0  # probes in a row that got no answer
     sources: dict[str, bool] = field(default_factory=dict)
     became_ready: bool = False  # at least once: an early exit 2 is a configuration the worker refuses
     exit_code: int | None = None
@@ -209,11 +213,29 @@ class Supervisor:
         while True:
             for worker, answer in zip(self.workers, await asyncio.gather(
                     *(self._get(worker, "/readyz") for worker in self.workers))):
-                worker.ready = answer is not None and answer[0] == 200
-                worker.became_ready |= worker.ready
-                with contextlib.suppress(ValueError, TypeError, AttributeError):
-                    worker.sources = json.loads(answer[1])["sources"] if answer is not None else {}
+                self._probed(worker, answer)
             await asyncio.sleep(POLL_SECONDS)
+
+    @staticmethod
+    def _probed(worker: _Worker, answer: tuple[int, bytes] | None) -> None:
+        """A worker's readiness from one probe's answer (None: none in time), saying when it changes and why."""
+        was = worker.ready
+        if answer is None:
+            worker.misses += 1
+            alive = worker.process is not None and worker.process.returncode is None
+            worker.ready = worker.ready and alive and worker.misses < PROBE_MISSES
+            reason = f"no answer to {worker.misses} readiness probes in a row"
+        else:
+            worker.misses = 0
+            worker.ready = answer[0] == 200
+            with contextlib.suppress(ValueError, TypeError, AttributeError, KeyError):
+                worker.sources = json.loads(answer[1])["sources"]
+            reason = f"/readyz answered {answer[0]} {answer[1][:300].decode(errors='replace')}"
+        worker.became_ready |= worker.ready
+        if was and not worker.ready:
+            log.warning("worker %d is not ready: %s", worker.index, reason)
+        elif worker.ready and not was:
+            log.info("worker %d is ready", worker.index)
 
     def _ready(self) -> tuple[bool, dict[str, bool]]:
         sources: dict[str, bool] = {}

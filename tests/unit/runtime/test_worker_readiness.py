@@ -1,0 +1,52 @@
+"""The supervisor's view of a worker's readiness (`--workers N`, gateway/runtime/workers.py): a worker that
+answers 503 is not ready at once; one that misses a probe or two (a busy event loop on a loaded machine) stays
+ready until PROBE_MISSES in a row; one whose process is gone is not ready at the first miss."""
+
+from __future__ import annotations
+
+import logging
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from gateway.runtime.workers import PROBE_MISSES, Supervisor, _Worker
+
+READY = (200, b'{"ready": true, "sources": {"in": true}}')
+NOT_READY = (503, b'{"ready": false, "sources": {"in": false}}')
+
+
+def _worker(alive: bool = True) -> _Worker:
+    worker = _Worker(0, port=1)
+    worker.process = SimpleNamespace(returncode=None if alive else -9)  # type: ignore[assignment]
+    return worker
+
+
+def test_a_503_makes_the_worker_not_ready_at_once_and_says_why(caplog: Any) -> None:
+    worker = _worker()
+    Supervisor._probed(worker, READY)
+    assert worker.ready and worker.became_ready and worker.sources == {"in": True}
+    with caplog.at_level(logging.WARNING, "xgate.workers"):
+        Supervisor._probed(worker, NOT_READY)
+    assert not worker.ready and worker.sources == {"in": False}
+    assert "worker 0 is not ready: /readyz answered 503" in caplog.text
+
+
+@pytest.mark.parametrize("alive", [True, False])
+def test_missed_probes_count_only_in_a_row_and_only_for_a_live_worker(alive: bool) -> None:
+    worker = _worker(alive)
+    Supervisor._probed(worker, READY)
+    for _ in range(PROBE_MISSES - 1):
+        Supervisor._probed(worker, None)
+    assert worker.ready is alive  # a process that is gone is not ready at the first miss
+    Supervisor._probed(worker, READY)  # an answer starts the count again
+    assert worker.ready and worker.misses == 0
+    for _ in range(PROBE_MISSES):
+        Supervisor._probed(worker, None)
+    assert not worker.ready
+
+
+def test_a_worker_that_never_answered_is_not_ready() -> None:
+    worker = _worker()
+    Supervisor._probed(worker, None)
+    assert not worker.ready and not worker.became_ready
