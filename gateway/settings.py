@@ -66,6 +66,8 @@ sources:                          # xRegistry servers followed beside the local 
 proxy:                            # `xgate proxy`: a Kafka wire proxy in front of this cluster (sections/proxy.py)
   upstream: kafka-1:9092
   listen: 0.0.0.0:19092
+console:                          # the web console under /ui on the metrics address (sections/console.py)
+  show_bodies: true
 ```
 """
 
@@ -93,6 +95,7 @@ from gateway.schemaregistry.config import (
     schema_registries_section,
 )
 from gateway.sections.access import server_context
+from gateway.sections.console import ConsoleSettings, read_console
 from gateway.sections.proxy import ProxySettings, read_proxy
 from gateway.sections.registry import EventSettings, WriteSettings, read_events, read_write
 
@@ -174,6 +177,7 @@ class Settings:
     sources: tuple[RegistrySource, ...] = ()
     registry: RegistrySettings = field(default_factory=RegistrySettings)
     proxy: ProxySettings | None = None     # `xgate proxy` (issue 32): None when the section is absent
+    console: ConsoleSettings | None = None  # the web console under /ui (issue 37): None when off
 
 
 def _registry(raw: Any, problems: list[str]) -> RegistrySettings:
@@ -544,8 +548,10 @@ def load_settings_file(path: Path) -> tuple[Settings, list[Diagnostic]]:
     sources = _sources(raw.get("sources"), remote, problems)
     registry = _registry(raw.get("registry"), problems)
     proxy = read_proxy(raw.get("proxy"), problems)
+    console = read_console("console" in raw, raw.get("console"), problems)
     problems.extend(unknown_settings(raw, ("routes", "endpoints", "runtime", "metrics", "remote", "schemaregistries",
-                                           "sources", "registry", "proxy"), ""))
+                                           "sources", "registry", "proxy", "console"), ""))
     diagnostics = settings_diagnostics(path, problems)
     return Settings(tuple(routes), endpoints, runtime, str(path), metrics, remote,
-                    schemaregistries=schemaregistries, sources=sources, registry=registry, proxy=proxy), diagnostics
+                    schemaregistries=schemaregistries, sources=sources, registry=registry, proxy=proxy,
+                    console=console), diagnostics

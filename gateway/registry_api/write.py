@@ -139,6 +139,7 @@ class RegistryWriter:
         self._known: tuple[str, list[Any]] | None = None
         # (snapshot digest, each group's files by plural): who owns a group, worked out once per snapshot
         self._origins: tuple[str, dict[str, dict[str, list[str]]]] | None = None
+        self.last_dry_run: tuple[str, str, dict[str, Any]] | None = None  # (method, path, answer): the console's
         view.allow_writes(self.owns)  # the read side now says which entities are editable
 
     def owns(self, plural: str, gid: str) -> bool:
@@ -189,7 +190,9 @@ class RegistryWriter:
         correlation = uuid.uuid4().hex
         try:
             if req.dryrun:
-                return json_response(await self._dry_run(req), 200, {CORRELATION_HEADER: correlation})
+                answer = await self._dry_run(req)
+                self.last_dry_run = (req.method, req.path, answer)  # the console shows the latest
+                return json_response(answer, 200, {CORRELATION_HEADER: correlation})
             shape, plan, status = await self._write(req, correlation)
         except ApiError as exc:
             exc.headers.setdefault(CORRELATION_HEADER, correlation)

@@ -21,6 +21,7 @@ the changes that did take effect and none for that file.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -40,6 +41,7 @@ from protocol_adapters.base import EndpointConfig, SinkAdapter
 
 log = logging.getLogger("xgate.registry.events")
 OUTBOX_FILE = "registry-events.outbox.json"
+RECENT_EVENTS = 20  # the latest events the console shows
 BACKOFF = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 
 
@@ -97,6 +99,7 @@ class ChangePublisher:
         self.max_entity_bytes = max_entity_bytes
         self.base = base  # the registry's URL, the events' `source`: set once the server listens
         self.last: dict[str, Any] | None = None  # the last event the broker confirmed (the demo shows it)
+        self.recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=RECENT_EVENTS)  # the console's
         self.published = 0
         self._lock = threading.Lock()
         self._wake: asyncio.Event | None = None
@@ -116,6 +119,7 @@ class ChangePublisher:
                 return
             self.outbox.events.extend(fresh)
             self.outbox.save()
+            self.recent.extend(fresh)
         if self._loop is not None and self._wake is not None:
             self._loop.call_soon_threadsafe(self._wake.set)
 

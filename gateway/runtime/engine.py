@@ -28,6 +28,7 @@ from gateway.errors import AdapterError, EndpointMismatch
 from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
 from gateway.routes.resolve import Route
+from gateway.runtime.dead_letter_ring import DeadLetters
 from gateway.runtime.pipeline import Pipeline, backoff_delays
 from gateway.runtime.recent import RecentTraffic
 from gateway.runtime.shadow import ShadowJudge
@@ -54,6 +55,8 @@ class RulesetRef:
         self.shadow: ShadowJudge | None = None
         # the last messages of each endpoint, for a registry write's dry run (recent.py)
         self.recent = RecentTraffic()
+        # the latest nonconformant and unmatched messages per route, while the console is on (dead_letter_ring.py)
+        self.dead_letters: DeadLetters | None = None
 
     @property
     def ruleset(self) -> Ruleset:
@@ -170,6 +173,10 @@ class Engine:
         if self.config_watch is False:
             return False, {**connected, "config-watch": False}
         return bool(connected) and all(connected.values()), connected
+
+    def running_routes(self) -> list[tuple[Route, Pipeline]]:
+        """Each route running now with its pipeline (the console reads their stats, window and health)."""
+        return [(running.route, running.pipeline) for running in self._running.values()]
 
     def destinations_down(self) -> dict[str, dict[str, str]]:
         """Per route (source endpoint): its destinations that failed every send for seconds, with the last error."""

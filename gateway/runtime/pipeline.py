@@ -36,6 +36,7 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError, MessageRefused
 from gateway.metrics.instruments import RouteMetrics, observe_many
 from gateway.routes.resolve import Route
+from gateway.runtime.dead_letter_ring import DeadLetters
 from gateway.runtime.health import DestinationHealth
 from gateway.runtime.judged import Judged, Landing
 from gateway.runtime.recent import RecentTraffic
@@ -67,6 +68,7 @@ class RulesetHolder(Protocol):
     native: NativeJudge  # the ruleset's native core, swapped with it
     shadow: ShadowJudge | None
     recent: RecentTraffic  # what each endpoint received lately (a registry write's dry run judges it)
+    dead_letters: DeadLetters | None  # the latest nonconformant and unmatched messages, while the console is on
 
 
 def backoff_delays(initial: float = BACKOFF_INITIAL, ceiling: float = BACKOFF_MAX) -> Iterator[float]:
@@ -329,6 +331,9 @@ class Pipeline:
         decisions = self.decisions
         clock = time.perf_counter
         dead_lettered = self._dead_lettered
+        # the console's latest nonconformant and unmatched messages (dead_letter_ring.py), when it is on
+        kept = self.holder.dead_letters
+        keep = kept.add if kept is not None else None
         judged: list[Judged] = []
         # counted by enum member (a member hashes as its text, where `.value` is a Python property call) and
         # named by text once per batch below
@@ -357,6 +362,8 @@ class Pipeline:
                 rules[violation.rule] += 1
             if kind in dead_lettered:
                 item.headers = dead_letter_headers(envelope, verdict, route.source.endpoint_id)
+            if keep is not None and kind is not Kind.CONFORMANT:
+                keep(route.source.endpoint_id, envelope, verdict)
             judged.append(item)
         observe_many(metrics.validation, durations)
         self.count_verdicts(kinds, named)

@@ -23,6 +23,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,16 @@ def _differ(old: Any, new: Any) -> bool:
         return repr(old) != repr(new)
 
 
+@dataclass(frozen=True, slots=True)
+class LastReload:
+    """The latest reload (the console shows it): when, why, how it went, and its problems."""
+
+    at: float          # wall-clock time
+    reason: str
+    outcome: str       # applied, failed or unchanged
+    problems: tuple[str, ...] = ()
+
+
 class Reloader:
     def __init__(self, config_dir: str | Path, engine: Engine, snapshot: Snapshot, settings: Settings,
                  debounce: float = 1.0, on_snapshot: Callable[[Snapshot], None] | None = None,
@@ -95,6 +106,7 @@ class Reloader:
         self.last_good: dict[str, bytes] = {f: b for f, b in snapshot.contents.items()
                                             if not any(d.file == f for d in snapshot.errors)}
         self._lock = asyncio.Lock()
+        self.last_reload: LastReload | None = None
         # kept across reloads for its cache; follows the `remote` section of the settings in force
         self.fetcher: RemoteFetcher | None = fetcher_for(settings.remote)
         self.schemaregistries = settings.schemaregistries  # likewise: the registries of the settings in force
@@ -171,6 +183,7 @@ class Reloader:
         if snapshot.digest == self.snapshot.digest and settings_digest == self.settings_digest \
                 and not errors and not settings_problems:
             metrics[names.RELOADS].labels("unchanged").inc()
+            self.last_reload = LastReload(time.time(), reason, "unchanged")
             return "unchanged"
         routes, route_problems = resolve_routes(snapshot.registry, settings)
         changes = _changes(self.snapshot, snapshot)
@@ -198,6 +211,7 @@ class Reloader:
             metrics[names.LAST_RELOAD].set(time.time())
         for problem in problems:
             log.error("reload: %s", problem)
+        self.last_reload = LastReload(time.time(), reason, outcome, tuple(str(p) for p in problems[:20]))
         log.info("reload %s", outcome, extra=logs.fields(
             event="reload", reason=reason, outcome=outcome, digest=snapshot.digest[:12],
             definitions=ruleset.definition_count, routes=applied, **changes, kept_last_good=sorted(broken),
@@ -211,6 +225,7 @@ class Reloader:
         for problem in problems:
             log.error("reload: %s", problem)
         log.error("reload: not applied; the last good ruleset, routes and adapters keep running")
+        self.last_reload = LastReload(time.time(), reason, "failed", tuple(str(p) for p in problems[:20]))
         log.info("reload failed", extra=logs.fields(
             event="reload", reason=reason, outcome="failed", applied=False, digest=snapshot.digest[:12], **changes,
             errors=[str(p) for p in problems][:20]))

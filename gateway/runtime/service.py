@@ -27,8 +27,10 @@ from typing import Any
 
 from aiohttp import web
 
+from gateway.console import console_sources
+from gateway.console.app import add_console_routes
 from gateway.exit_code import ExitCode
-from gateway.metrics.server import MetricsServer
+from gateway.metrics.server import MetricsServer, parse_address
 from gateway.registry_api import RegistryView
 from gateway.registry_api.write import RegistryWriter
 from gateway.routes.resolve import Route
@@ -127,7 +129,7 @@ class Service:
                 server = await stack.enter_async_context(MetricsServer(
                     gateway.engine.metrics.registry, gateway.engine.ready, self.options.metrics_address,
                     gateway.settings.metrics, gateway.view, gateway.settings.registry,
-                    extra_routes=functools.partial(_add_shadow_route, gateway.engine),
+                    extra_routes=functools.partial(_add_routes, gateway, self.options.metrics_address),
                     registry_writer=gateway.writer))
                 _announce(server)
                 if gateway.publisher is not None:  # change events name the registry's URL as their `source`
@@ -178,6 +180,17 @@ def _announce(server: MetricsServer) -> None:
              server.scheme, server.host, server.port, ", basic auth required" if access.username else "")
     if server.registry_settings.address:
         log.info("registry API also at %s://%s:%d/", server.scheme, server.registry_host, server.registry_port)
+
+
+def _add_routes(gateway: Gateway, address: str, app: web.Application) -> None:
+    """Beside /metrics, /registry: /shadow, and the console under /ui when gateway.yaml turns it on."""
+    _add_shadow_route(gateway.engine, app)
+    settings = gateway.settings.console
+    if settings is not None:
+        host, _ = parse_address(address)
+        add_console_routes(app, console_sources(settings, gateway.engine, gateway.reloader,
+                                                gateway.engine.metrics.registry, host, gateway.publisher,
+                                                gateway.writer))
 
 
 def _add_shadow_route(engine: Engine, app: web.Application) -> None:

@@ -16,11 +16,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # reading: documents, settings, recorded messages, CloudEvents; the protocol adapters
     ("loader", "schemaregistry", "settings", "recorded", "cloudevents", "protocol_adapters"),
     # judging and resolving: the compiler, the offline judging loop, inference, the routes
-    ("compiler", "check", "infer", "routes", "compat"),
+    ("compiler", "check", "explanation", "infer", "routes", "compat"),
     # services a running gateway serves
     ("registry_api", "metrics"),
-    # running: the gateway's runtime, the Kafka wire proxy, the Spark runner, the demo
-    ("runtime", "proxy", "spark", "testing"),
+    # running: the gateway's runtime, its web console, the Kafka wire proxy, the Spark runner, the demo
+    ("runtime", "console", "proxy", "spark", "testing"),
     # the command line
     ("commands", "cli"),
 )

@@ -397,6 +397,7 @@ def test_an_acknowledgement_that_fails_mid_batch_releases_only_the_messages_afte
         native = NativeJudge(world.ruleset)
         shadow = None
         recent = RecentTraffic()
+        dead_letters = None
 
     route = world.route(conformant=None, nonconformant=None, unmatched=None)  # every verdict is dropped
     pipeline = Pipeline(route, Holder(), RouteStats("in"), GatewayMetrics().route("in", []),
