@@ -12,7 +12,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/xgate/cargo-target
 
 BROKERS := kafka mosquitto rabbitmq nats
 
-.PHONY: demo test lint bench soak fault-run clean install brokers brokers-stop
+.PHONY: demo test lint bench soak fault-run clean install brokers brokers-stop browser
 
 # --no-compile: bytecode is written as modules are first imported, not for every file of every wheel up front
 $(STAMP): pyproject.toml
@@ -38,7 +38,7 @@ demo: $(STAMP) $(NATIVE)
 
 # every test but the broker tests on two workers, then the broker tests in one process, in order (some restart
 # a broker, and load beside them makes their timing flaky): tests/conftest.py marks them; both steps always run
-test: $(STAMP) $(NATIVE) brokers
+test: $(STAMP) $(NATIVE) brokers browser
 	@$(PY) -m pytest -n 2 --dist loadgroup -m "not brokers"; first=$$?; \
 	 $(PY) -m pytest -m brokers; second=$$?; \
 	 test $$first -eq 0 && test $$second -eq 0
@@ -49,6 +49,10 @@ brokers: $(STAMP)
 
 brokers-stop:
 	@for b in $(BROKERS); do bash deploy/brokers/$$b.sh stop; done
+
+# Debian's chromium and chromedriver for the console's browser tests (installed when missing)
+browser:
+	@bash deploy/browser/chromium.sh install
 
 # every benchmark (bench/__main__.py): hot path, memory, the Spark runner; ratios measured in one run
 bench: $(STAMP) $(NATIVE) brokers

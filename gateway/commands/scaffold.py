@@ -1,7 +1,7 @@
 """`xgate init DIR [PROTOCOL ...] [--force]`: a commented starting configuration directory.
 
-Writes a gateway.yaml (one route per protocol, metrics on loopback, remote fetching off), an example message
-group with a JSON Schema (messages.xreg.yaml), and per protocol named one endpoint document
+Writes a gateway.yaml (one route per protocol, metrics and the console on loopback, remote fetching off), an
+example message group with a JSON Schema (messages.xreg.yaml), and per protocol named one endpoint document
 (`<protocol>.xreg.yaml`) holding a source, a destination for conformant messages and a dead-letter
 destination on the local broker `make brokers` starts. Documents are YAML so that they can carry comments;
 every file passes `xgate lint` as written and `xgate run --config DIR` runs it against those brokers.
@@ -197,6 +197,8 @@ _SETTINGS_TAIL = """\
   metrics_address: 127.0.0.1:9464      # /metrics, /healthz, /readyz and /registry; loopback by default
 remote:
   allow: []                            # hosts http(s) references may be fetched from; none: nothing is fetched
+console:                               # the web console at http://127.0.0.1:9464/ui (metrics_address), read-only;
+  show_bodies: true                    # payloads shown: this address is loopback (set false, or redact paths)
 """
 
 _AMQP_CREDENTIALS = """\

@@ -82,7 +82,7 @@ def _spark(series: list[dict[str, float]]) -> str:
 def routes_page(sources: Sources) -> str:
     engine, reloader = sources.engine, sources.reloader
     ruleset = engine.ref.ruleset
-    out = [(f"<h1>Routes</h1><p class=muted>{ruleset.definition_count} definitions in force "
+    out = [(f"<h1>Routes</h1><p class=muted>{ruleset.definition_count} definition(s) in force "
             f"(<code>{escape(ruleset.digest[:12])}</code>).</p>")]
     last = reloader.last_reload
     if last is None:

@@ -256,14 +256,18 @@ class Supervisor:
         app.router.add_route("*", "/registry", self._proxy)
         app.router.add_route("*", "/registry/{tail:.*}", self._proxy)
         app.router.add_get("/shadow", self._proxy)  # one worker's latest disagreements; /metrics counts all
+        # the console (when a worker serves it): one worker's pages, rates and dead letters, as /shadow is
+        app.router.add_route("*", "/ui", self._proxy)
+        app.router.add_route("*", "/ui/{tail:.*}", self._proxy)
 
     async def _proxy(self, request: web.Request) -> web.Response:
         """/registry from a ready worker (they all serve the same registry), keeping the client's Host."""
         assert self._http is not None
         for worker in sorted(self.workers, key=lambda w: not w.ready):
             headers: dict[str, Any] = {"Host": request.host}
-            if "Accept" in request.headers:
-                headers["Accept"] = request.headers["Accept"]
+            for name in ("Accept", "Content-Type"):  # a console form's POST keeps its encoding
+                if name in request.headers:
+                    headers[name] = request.headers[name]
             try:
                 async with self._http.request(request.method, f"http://127.0.0.1:{worker.port}{request.path_qs}",
                                               headers=headers, data=await request.read()) as response:

@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from gateway.compiler import compile_registry
+from gateway.console import console_sources
+from gateway.console.app import add_console_routes
 from gateway.envelope import Envelope
 from gateway.exit_code import ExitCode
 from gateway.loader import load_snapshot
@@ -44,6 +46,7 @@ from gateway.metrics.server import MetricsServer
 from gateway.recorded import envelope_from_record
 from gateway.routes.resolve import Route, endpoint_config, resolve_routes
 from gateway.runtime.engine import Engine
+from gateway.runtime.reload import Reloader
 from gateway.runtime.replay import Replayer
 from gateway.runtime.shadow import ShadowJudge, load_shadow
 from gateway.settings import Settings, load_settings
@@ -188,6 +191,7 @@ class Summary:
         self.down_at_stop: dict[str, dict[str, str]] | None = None  # the engine's view, kept for the final summary
         self._last: tuple[float, dict[str, int]] = (self.started, {})
         self.registry: DemoRegistry | None = None  # the last change event of the registry (demo_registry.py)
+        self.console: str | None = None  # the web console's address, when gateway.yaml turns it on
 
     def totals(self) -> Counter[str]:
         total: Counter[str] = Counter()
@@ -203,6 +207,8 @@ class Summary:
         totals = self.totals()
         lines = [(f"xgate demo  {now - self.started:5.0f} s   config {self.config}   metrics {self.metrics_url}"
                  "   Ctrl-C stops"),
+                 *([f"console {self.console}   (dead letters with their reasons marked in place, try a message)"]
+                   if self.console else []),
                  f"published {self.published:,}" + (f" ({self.refused:,} refused: HTTP 422 from the rejecting route)"
                                                      if self.refused else "")
                  + f"   judged {sum(totals.values()):,}   dead-lettered {self.dead.count:,}", "",
@@ -344,15 +350,25 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
             address = f"{host}:0"  # taken (another gateway?): any free port
         registry_side = DemoRegistry(args.config, settings, engine)  # write API and change events (issue 24)
         stack.push_async_callback(registry_side.stop)
+        console = None
+        if settings.console is not None:  # the web console (issue 37), as `xgate run` serves it
+            reloader = registry_side.reloader or Reloader(args.config, engine, snapshot, settings)
+            console = console_sources(settings.console, engine, reloader, engine.metrics.registry, host,
+                                      registry_side.publisher, registry_side.writer)
         server = await stack.enter_async_context(MetricsServer(
             engine.metrics.registry, engine.ready, address, None, registry_side.view, settings.registry,
-            registry_writer=registry_side.writer))
+            registry_writer=registry_side.writer,
+            extra_routes=functools.partial(add_console_routes, sources=console) if console is not None else None))
         summary = Summary(engine, dead, f"http://{server.host}:{server.port}/metrics", args.config)
         summary.broker_failures = broker_failures
         summary.registry = registry_side
         service = asyncio.create_task(engine.run())
         print(f"gateway starting: {len(routes)} routes; /metrics, /healthz and /readyz on "
               f"http://{server.host}:{server.port}", file=sys.stderr, flush=True)
+        if console is not None:
+            summary.console = f"http://{server.host}:{server.port}/ui"
+            print(f"console: {summary.console} (routes, dead letters with their reasons, registry, try a message)",
+                  file=sys.stderr, flush=True)
         if not await _wait_ready(engine, 20 if broker_failures else 60):
             print(f"not every source connected within 60 s: {engine.ready()[1]}; sending anyway", file=sys.stderr)
         dead_letter_endpoints = {r.nonconformant.endpoint_id: r.nonconformant for r in routes if r.nonconformant}

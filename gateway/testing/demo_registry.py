@@ -51,6 +51,7 @@ class DemoRegistry:
         self.view: RegistryView | None = None
         self.writer: RegistryWriter | None = None
         self.publisher: ChangePublisher | None = None
+        self.reloader: Reloader | None = None  # the copy's reloader (the console reads its last reload)
         self.received: list[tuple[dict[str, Any], str]] = []  # (event, its verdict)
         self.error: str | None = None
         self._tasks: list[asyncio.Task[Any]] = []
@@ -67,7 +68,8 @@ class DemoRegistry:
         shutil.copytree(config, self._copy)
         snapshot = load_snapshot([self._copy])
         self.view = RegistryView(snapshot)
-        reloader = Reloader(self._copy, self.engine, snapshot, self.settings, on_snapshot=self.view.update)
+        reloader = self.reloader = Reloader(self._copy, self.engine, snapshot, self.settings,
+                                            on_snapshot=self.view.update)
         self.writer = RegistryWriter(self._copy, self.view, WriteAccess(write), reloader, self.engine.adapter_problems)
         self.events_config = endpoint_config(snapshot.registry, events.endpoint, self.settings)
         self.publisher = ChangePublisher(self.events_config, adapters.create_sink, None, events.max_entity_bytes)

@@ -78,6 +78,7 @@ def test_the_scaffold_loads_compiles_and_routes_without_a_diagnostic(scaffold: P
     assert kafka.nonconformant.endpoint_id == "kafka.dlq"
     assert settings.runtime.metrics_address.startswith("127.0.0.1:")
     assert settings.remote.allow == ()
+    assert settings.console is not None and settings.console.show_bodies  # on, for loopback (issue 37)
 
 
 def test_lint_reports_no_error_and_no_warning(scaffold: Path, capsys: pytest.CaptureFixture[str]) -> None:
