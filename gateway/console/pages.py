@@ -225,6 +225,9 @@ def changes_page(sources: Sources) -> str:
         candidate = view["candidate"]
         out.append(f"<p>From <code>{escape(str(candidate['source']))}</code>: {candidate['definitions']} definitions; "
                    f"{view['judged']} messages judged, {view['disagreements']} disagreements.</p>")
+        # the candidate keeps each message in its recorded form, which `redact` cannot reach into: with names
+        # to redact, those messages are not shown at all
+        shown = sources.show_bodies and not sources.settings.redact
         for item in reversed(view["latest"]):
             out.append(f'<details class=disagreement><summary>{_when(item["at"])} · <code>{escape(item["endpoint"])}'
                        f'</code> · now <b>{escape(item["active"]["verdict"])}</b>, candidate '
@@ -233,7 +236,7 @@ def changes_page(sources: Sources) -> str:
                        f'</pre></div><div><h4>Candidate</h4><pre>'
                        f'{escape(json.dumps(item["candidate"], indent=1, default=str))}</pre></div></div>'
                        + (f'<h4>Message</h4><pre>{escape(json.dumps(item["message"], indent=1, default=str))}</pre>'
-                          if sources.show_bodies else "") + "</details>")
+                          if shown else "") + "</details>")
     out.append("<h2>Registry change events</h2>")
     publisher = sources.publisher
     if publisher is None:

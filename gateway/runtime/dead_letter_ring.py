@@ -43,16 +43,23 @@ class DeadLetters:
         self.kept_total = 0  # every message ever kept, for the page's "N since start"
 
     def add(self, route: str, envelope: Envelope, verdict: Verdict) -> None:
-        """On the hot path for every nonconformant or unmatched message: a tuple appended, nothing more."""
+        self.add_many(route, [(envelope, verdict)])
+
+    def add_many(self, route: str, items: list[tuple[Envelope, Verdict]]) -> None:
+        """A batch's nonconformant and unmatched messages (on the hot path, once per batch): a tuple each."""
         kept = self._routes.get(route)
         if kept is None:
             kept = self._routes[route] = collections.deque()
-        size = len(envelope.body) + OVERHEAD_BYTES
-        kept.append((next(self._numbers), route, time.time(), envelope, verdict, size))
-        self._bytes += size
-        self.kept_total += 1
-        if len(kept) > self.per_route:
-            self._bytes -= kept.popleft()[5]
+        now, numbers, limit = time.time(), self._numbers, self.per_route
+        added = 0
+        for envelope, verdict in items:
+            size = len(envelope.body) + OVERHEAD_BYTES
+            kept.append((next(numbers), route, now, envelope, verdict, size))
+            added += size
+            if len(kept) > limit:
+                added -= kept.popleft()[5]
+        self._bytes += added
+        self.kept_total += len(items)
         while self._bytes > self.max_bytes:
             self._drop_oldest()
 

@@ -27,7 +27,8 @@ import functools
 import logging
 import time
 from collections import Counter as Tally
-from typing import Any, Callable, Iterator, Protocol
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from gateway import backoff
 from gateway.compiler import Ruleset
@@ -333,7 +334,7 @@ class Pipeline:
         dead_lettered = self._dead_lettered
         # the console's latest nonconformant and unmatched messages (dead_letter_ring.py), when it is on
         kept = self.holder.dead_letters
-        keep = kept.add if kept is not None else None
+        keeping: list[tuple[Envelope, Verdict]] | None = [] if kept is not None else None
         judged: list[Judged] = []
         # counted by enum member (a member hashes as its text, where `.value` is a Python property call) and
         # named by text once per batch below
@@ -362,10 +363,12 @@ class Pipeline:
                 rules[violation.rule] += 1
             if kind in dead_lettered:
                 item.headers = dead_letter_headers(envelope, verdict, route.source.endpoint_id)
-            if keep is not None and kind is not Kind.CONFORMANT:
-                keep(route.source.endpoint_id, envelope, verdict)
+            if keeping is not None and kind is not Kind.CONFORMANT:
+                keeping.append((envelope, verdict))
             judged.append(item)
         observe_many(metrics.validation, durations)
+        if keeping and kept is not None:
+            kept.add_many(route.source.endpoint_id, keeping)
         self.count_verdicts(kinds, named)
         for rule, count in rules.items():
             stats.rules[rule.value] += count
