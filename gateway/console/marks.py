@@ -26,6 +26,7 @@ from gateway.compiler.ruleset import EndpointRules
 from gateway.envelope import Envelope
 from gateway.pointers import escape as escape_token
 from gateway.recorded import record_from_envelope
+from gateway.runtime.router import kind_of
 from gateway.verdict import Verdict, Violation, truncate
 
 HEADER_GROUPS = ("headers", "user_properties", "properties", "application_properties", "message_annotations")
@@ -219,11 +220,13 @@ def _pairs(value: Any) -> list[tuple[str, Any]]:
 
 
 def violations_html(verdict: Verdict) -> str:
-    """The verdict and its violations, numbered: the marks below link here."""
+    """The verdict and its violations, numbered: the marks below link here. Named as the routes name it:
+    nonconformant with no definition named is `unmatched` (the message is unknown, not an invalid one)."""
+    kind = kind_of(verdict).value
     named = f" as {verdict.messagegroupid}/{verdict.messageid}" if verdict.messageid else ""
     closest = " (the closest definition)" if verdict.messageid and not verdict.conformant else ""
-    out = [(f'<p class="verdict {escape(verdict.outcome.value)}">{escape(verdict.outcome.value)}'
-            f"{escape(named)}{closest}</p>")]
+    out = [(f'<p class="verdict {escape(kind)}">{escape(kind)}{escape(named)}{closest}'
+            f' <small class=muted>(verdict {escape(verdict.outcome.value)})</small></p>')]
     if verdict.violations:
         out.append('<ol class="violations">')
         for number, violation in enumerate(verdict.violations, 1):

@@ -19,6 +19,7 @@ from gateway.console.marks import message_html, violations_html
 from gateway.console.rates import KINDS, RateHistory
 from gateway.console.words import definition_words
 from gateway.runtime.dead_letter_ring import DeadLetter, DeadLetters
+from gateway.runtime.router import kind_of
 from gateway.sections.console import ConsoleSettings
 
 if TYPE_CHECKING:
@@ -134,9 +135,10 @@ def _letter_row(letter: DeadLetter) -> str:
     reason = (f"<code>{escape(first.path)}</code> [{escape(first.rule.value)}] {escape(first.message)}"
               if first is not None else "")
     more = f" <small>(+{len(verdict.violations) - 1} more)</small>" if len(verdict.violations) > 1 else ""
+    kind = kind_of(verdict).value  # as the routes count it: unmatched when no definition is named
     return (f'<tr><td><a href="/ui/dead-letters/{letter.number}">#{letter.number}</a></td><td>{_when(letter.received)}'
-            f"</td><td><code>{escape(letter.route)}</code></td><td class=\"verdict {escape(verdict.outcome.value)}\">"
-            f"{escape(verdict.outcome.value)}</td><td>{escape(named)}</td><td>{reason}{more}</td></tr>")
+            f"</td><td><code>{escape(letter.route)}</code></td><td class=\"verdict {escape(kind)}\">"
+            f"{escape(kind)}</td><td>{escape(named)}</td><td>{reason}{more}</td></tr>")
 
 
 def dead_letters_page(sources: Sources, route: str | None) -> str:

@@ -44,9 +44,9 @@ REGISTRY = {"endpoints": {"in": {"usage": ["consumer"], "protocol": "KAFKA", "en
                                      "dataschemaformat": "JsonSchema/draft-07", "dataschema": SCHEMA}}}}}
 
 
-def message(number: int, value: int, source: str = "/sites/a") -> Envelope:
+def message(number: int, value: int, source: str = "/sites/a", kind: str = "com.example.reading") -> Envelope:
     headers = [("ce_specversion", b"1.0"), ("ce_id", str(number).encode()), ("ce_source", source.encode()),
-               ("ce_type", b"com.example.reading"), ("content-type", b"application/json"),
+               ("ce_type", kind.encode()), ("content-type", b"application/json"),
                ("authorization", b"Bearer secret-token")]
     return Envelope("KAFKA", {"topic": "readings", "partition": 0, "key": f"k{number}".encode(),
                               "headers": headers},
@@ -120,12 +120,16 @@ def test_routes_page_shows_the_gateways_own_counts(tmp_path: Path) -> None:
 
 
 def test_a_dead_letter_is_shown_with_its_violation_marked_at_its_pointer(tmp_path: Path) -> None:
-    envelopes = [message(0, 5), message(1, 500), message(2, 5, source="/elsewhere")]
+    envelopes = [message(0, 5), message(1, 500), message(2, 5, source="/elsewhere"),
+                 message(3, 5, kind="com.example.other")]
 
     async def steps(client: TestClient, engine: Engine) -> None:
         listing = await text(client, "/ui/dead-letters")
         numbers = re.findall(r'href="/ui/dead-letters/(\d+)"', listing)
-        assert len(numbers) == 2 and "dataschema:/v" in listing and "envelopemetadata.source" in listing
+        assert len(numbers) == 3 and "dataschema:/v" in listing and "envelopemetadata.source" in listing
+        # named as the routes count them: no definition named is unmatched, not nonconformant
+        assert listing.count('class="verdict unmatched"') == 1 and listing.count('class="verdict nonconformant"') == 2
+        numbers = numbers[1:]  # the newest is the unmatched one
         pages = [await text(client, f"/ui/dead-letters/{n}") for n in numbers]
         schema = next(p for p in pages if "dataschema:/v" in p)
         # the value at /v is marked in the pretty-printed payload, linked to violation 1
