@@ -33,6 +33,7 @@ HEADER_GROUPS = ("headers", "user_properties", "properties", "application_proper
 SHOWN_BYTES = 256 * 1024  # a payload past this is shown in part
 HEX_BYTES = 4096
 REDACTED = "(redacted)"
+FORMAT_NAMES = {"avro": "Avro", "protobuf": "Protobuf"}
 
 
 @dataclass
@@ -141,7 +142,26 @@ def _hex(data: bytes) -> str:
     return escape("\n".join(lines) + more)
 
 
-def _payload(data: Any, is_bytes: bool, marks: Marks, violations: tuple[Violation, ...], redact: set[str]) -> str:
+def decoded_view(rules: EndpointRules | None, verdict: Verdict, body: bytes) -> tuple[str, Any] | None:
+    """(format, value) of a binary payload decoded by the named definition's schema (Avro, Protobuf), when it
+    decodes; None otherwise."""
+    if rules is None or verdict.messageid is None:
+        return None
+    for definition in rules.definitions:
+        if definition.groupid == verdict.messagegroupid and definition.messageid == verdict.messageid:
+            for part in definition.parts:
+                decode = getattr(part[1], "decode", None) if part[0] == "payload" and len(part) > 1 else None
+                if decode is not None:
+                    try:
+                        kind = str(getattr(part[1], "kind", ""))
+                        return FORMAT_NAMES.get(kind, kind or "schema"), decode(body)
+                    except Exception:  # noqa: BLE001  # not of the schema: the hex above is what there is
+                        return None
+    return None
+
+
+def _payload(data: Any, is_bytes: bool, marks: Marks, violations: tuple[Violation, ...], redact: set[str],
+             decoded: tuple[str, Any] | None = None) -> str:
     whole = marks.payload.get("", []) + marks.whole
     attributes, badge = _badge(whole, violations) if whole else ("", "")
     if not is_bytes:
@@ -157,13 +177,17 @@ def _payload(data: Any, is_bytes: bool, marks: Marks, violations: tuple[Violatio
     if parsed is not MISSING:
         body = _json_html(parsed, "", {k: v for k, v in marks.payload.items() if k}, violations, redact, 0)
         return f'<section class="payload"><h3>Payload (JSON) {badge}</h3><pre{attributes}>{body}</pre></section>'
+    views = ""
+    if decoded is not None:
+        kind, value = decoded
+        body = _json_html(value, "", {k: v for k, v in marks.payload.items() if k}, violations, redact, 0)
+        views += f"<h4>Decoded ({escape(kind)}, by the definition's schema)</h4><pre>{body}</pre>"
     try:
-        text = raw[:SHOWN_BYTES].decode("utf-8")
-        decoded = f"<h4>As text</h4><pre>{escape(text)}</pre>"
+        views += f"<h4>As text</h4><pre>{escape(raw[:SHOWN_BYTES].decode('utf-8'))}</pre>"
     except UnicodeDecodeError:
-        decoded = ""
+        pass
     return (f'<section class="payload"><h3>Payload ({len(raw)} bytes, not JSON) {badge}</h3>'
-            f"<pre{attributes} class=\"hex\">{_hex(raw)}</pre>{decoded}</section>")
+            f"<pre{attributes} class=\"hex\">{_hex(raw)}</pre>{views}</section>")
 
 
 def message_html(envelope: Envelope, verdict: Verdict, *, show_bodies: bool, redact: tuple[str, ...] = (),
@@ -202,7 +226,8 @@ def message_html(envelope: Envelope, verdict: Verdict, *, show_bodies: bool, red
     elif event is not None and event.mode == "structured" and event.data is not MISSING:
         parts.append(_payload(event.data, event.data_is_bytes, marks, violations, pointers))
     else:
-        parts.append(_payload(envelope.body, True, marks, violations, pointers))
+        parts.append(_payload(envelope.body, True, marks, violations, pointers,
+                              decoded_view(rules, verdict, envelope.body)))
     return "".join(parts)
 
 

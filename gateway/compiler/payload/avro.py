@@ -171,6 +171,13 @@ class AvroValidator:
         # the named types, when the schema's data must be scanned before fastavro reads it (avro_scan.py)
         self._scan_named = scan_named
 
+    def decode(self, body: bytes) -> object:
+        """The datum in `body`, for a person to read (the console); raises what fastavro raises on bad data.
+        A schema that needs its data scanned first (avro_scan.py) is scanned first here too."""
+        if self._scan_named is not None and scan(body, self._schema, self._scan_named) is not None:
+            raise ValueError("not Avro binary of the schema")
+        return schemaless_reader(BytesIO(body), self._schema)
+
     def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
         if content_type is not None and is_json_media_type(content_type):
             return check_json_body(body, self.check_value)

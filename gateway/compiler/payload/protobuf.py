@@ -241,6 +241,12 @@ class ProtobufValidator:
         self._cls = cls
         self._pool = pool
 
+    def decode(self, body: bytes) -> object:
+        """The message in `body` in the proto3 JSON mapping, for a person to read (the console)."""
+        message = self._cls()
+        message.ParseFromString(body)
+        return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
     def check_bytes(self, body: bytes, content_type: str | None) -> Violations | None:
         if content_type is not None and is_json_media_type(content_type):
             return check_json_body(body, self.check_value)

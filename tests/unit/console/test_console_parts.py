@@ -76,3 +76,36 @@ def test_rates_by_verdict_from_the_route_counters() -> None:
                                                           "unmatched": 0.0}
     assert history.series("in") == [{"conformant": 20.0, "nonconformant": 2.0, "unmatched": 0.0}]
     assert history.rates("other", now=10.0) == {"conformant": 0.0, "nonconformant": 0.0, "unmatched": 0.0}
+
+
+def test_a_binary_payload_is_shown_as_hex_and_decoded_by_its_definitions_schema(tmp_path: Path) -> None:
+    """issue 37: "binary payloads as hex with the decoded view where the format allows" (Avro here)."""
+    import io
+    import json
+
+    from fastavro import schemaless_writer
+
+    from gateway.compiler import compile_registry
+    from gateway.console.marks import message_html
+    from gateway.loader import load_snapshot
+
+    schema = {"type": "record", "name": "Reading", "fields": [{"name": "v", "type": "long"},
+                                                             {"name": "unit", "type": "string"}]}
+    (tmp_path / "r.json").write_text(json.dumps({"endpoints": {"in": {
+        "usage": ["consumer"], "protocol": "KAFKA", "envelope": "CloudEvents/1.0", "messages": {"reading": {
+            "envelope": "CloudEvents/1.0", "envelopemetadata": {"type": {"value": "com.example.reading"},
+                                                                "source": {"value": "/sites/{site}"}},
+            "dataschemaformat": "Avro/1.11.1", "dataschema": schema}}}}}))
+    snapshot = load_snapshot([tmp_path])
+    ruleset = compile_registry(snapshot.registry, snapshot.digest)
+    body = io.BytesIO()
+    schemaless_writer(body, schema, {"v": 42, "unit": "kPa"})
+    envelope = Envelope("KAFKA", {"topic": "in", "headers": [
+        ("ce_specversion", b"1.0"), ("ce_id", b"1"), ("ce_type", b"com.example.reading"),
+        ("ce_source", b"elsewhere"), ("content-type", b"avro/binary")]}, body.getvalue(), endpoint="in")
+    verdict = ruleset.classify(envelope)
+    assert not verdict.conformant and verdict.messageid == "reading"  # the source breaks its template
+    page = message_html(envelope, verdict, show_bodies=True, rules=ruleset.endpoints["in"])
+    assert "not JSON" in page and body.getvalue()[:1].hex() in page  # the hex
+    assert "<h4>Decoded (Avro, by the definition's schema)</h4>" in page
+    assert '<span class="key">&quot;unit&quot;</span>: &quot;kPa&quot;' in page and "42" in page
