@@ -56,6 +56,15 @@ def _console_on(world: World, show_bodies: bool) -> None:
     path.write_text(yaml.safe_dump(settings))
 
 
+def _shadow_candidate(world: World) -> None:
+    """DIR/shadow/: the same registry with `v` held to at most 100, so the candidate disagrees on the rest."""
+    document = json.loads((world.config_dir / "registry.json").read_text())
+    schema = document["endpoints"]["in"]["messages"]["reading"]["dataschema"]
+    schema["properties"]["v"]["maximum"] = 100
+    (world.config_dir / "shadow").mkdir()
+    (world.config_dir / "shadow" / "registry.json").write_text(json.dumps(document))
+
+
 def _metric(text: str, verdict: str) -> int:
     found = re.search(rf'^xgate_messages_total\{{endpoint="in",verdict="{verdict}"\}} (\S+)$', text, re.MULTILINE)
     return int(float(found.group(1))) if found else 0
@@ -110,6 +119,7 @@ def test_the_console_in_a_browser(tmp_path: Path, browser: Any) -> None:
 
     world = prepare(PROFILES["KAFKA"], tmp_path)
     _console_on(world, show_bodies=True)
+    _shadow_candidate(world)
     records = mixed("KAFKA", COUNT)
     gateway, _ = _run(world, records)
     base = f"http://127.0.0.1:{gateway.metrics_port}"
@@ -157,7 +167,11 @@ def test_the_console_in_a_browser(tmp_path: Path, browser: Any) -> None:
         assert answer.get_attribute("data-verdict") == expected_verdict
         _requests_stay_here(browser, base)
         _saved(browser, "try")
+        # shadow: the candidate's disagreements, each with both verdicts
         browser.get(f"{base}/ui/changes")
+        disagreements = browser.find_elements(By.CSS_SELECTOR, "details.disagreement")
+        assert disagreements and "candidate nonconformant" in disagreements[0].text.replace("\n", " ")
+        disagreements[0].click()
         _saved(browser, "changes")
     finally:
         assert gateway.stop() == 0
