@@ -131,7 +131,7 @@ class Service:
                     gateway.settings.metrics, gateway.view, gateway.settings.registry,
                     extra_routes=functools.partial(_add_routes, gateway, self.options.metrics_address),
                     registry_writer=gateway.writer))
-                _announce(server)
+                _announce(server, gateway.settings.console is not None)
                 if gateway.publisher is not None:  # change events name the registry's URL as their `source`
                     gateway.publisher.base = gateway.publisher.base or \
                         f"{server.scheme}://{server.host}:{server.port}/registry"
@@ -174,10 +174,12 @@ async def _logged(work: Coroutine[Any, Any, Any], what: str) -> None:
         log.exception("%s failed; the routes go on with the rules in force", what)
 
 
-def _announce(server: MetricsServer) -> None:
+def _announce(server: MetricsServer, console: bool) -> None:
     access = server.access
     log.info("metrics, health, readiness and registry on %s://%s:%d (/metrics /healthz /readyz /registry)%s",
              server.scheme, server.host, server.port, ", basic auth required" if access.username else "")
+    if console:
+        log.info("console on %s://%s:%d/ui", server.scheme, server.host, server.port)
     if server.registry_settings.address:
         log.info("registry API also at %s://%s:%d/", server.scheme, server.registry_host, server.registry_port)
 

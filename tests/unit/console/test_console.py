@@ -206,3 +206,31 @@ def test_static_assets_are_served_here_and_pages_load_nothing_from_elsewhere(tmp
             for url in re.findall(r'(?:href|src|action)="([^"]+)"', page):
                 assert url.startswith(("/", "#")), (path, url)
     run_console(tmp_path, ConsoleSettings(), [message(1, 500)], steps)
+
+
+def test_the_console_answers_only_with_the_metrics_servers_credentials(tmp_path: Path) -> None:
+    """Served by the metrics server's own application: its basic auth guards /ui as it guards /metrics."""
+    import base64
+    import functools
+
+    import aiohttp
+
+    from gateway.metrics.server import MetricsServer
+    from gateway.settings import MetricsSettings
+
+    async def steps(client: TestClient, engine: Engine) -> None:
+        sources = console_sources(ConsoleSettings(), engine, Reloader(tmp_path / "config", engine,
+                                                                       load_snapshot([tmp_path / "config"]),
+                                                                       Settings()),
+                                  engine.metrics.registry, "127.0.0.1")
+        access = MetricsSettings(username="ops", password="s3cret")
+        async with MetricsServer(engine.metrics.registry, engine.ready, "127.0.0.1:0", access,
+                                 extra_routes=functools.partial(add_console_routes, sources=sources)) as server:
+            base = f"http://127.0.0.1:{server.port}"
+            async with aiohttp.ClientSession() as session:
+                async with session.get(f"{base}/ui/routes") as answer:
+                    assert answer.status == 401
+                token = base64.b64encode(b"ops:s3cret").decode()
+                async with session.get(f"{base}/ui/routes", headers={"Authorization": f"Basic {token}"}) as answer:
+                    assert answer.status == 200 and "<h1>Routes</h1>" in await answer.text()
+    run_console(tmp_path, ConsoleSettings(), [], steps)
