@@ -29,7 +29,6 @@ from gateway.recorded import record_from_envelope
 from gateway.runtime.router import kind_of
 from gateway.verdict import Verdict, Violation, truncate
 
-HEADER_GROUPS = ("headers", "user_properties", "properties", "application_properties", "message_annotations")
 SHOWN_BYTES = 256 * 1024  # a payload past this is shown in part
 HEX_BYTES = 4096
 REDACTED = "(redacted)"
@@ -42,7 +41,9 @@ class Marks:
 
     attributes: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     fields: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
-    headers: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    # by group (a protocol field holding named values: headers, user_properties, an AMQP section), then name
+    # in lower case (HTTP's header names are; elsewhere a mark on either spelling is still seen)
+    groups: dict[str, dict[str, list[int]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
     payload: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))  # JSON pointer -> numbers
     whole: list[int] = field(default_factory=list)
 
@@ -56,8 +57,8 @@ def locate(violations: tuple[Violation, ...]) -> Marks:
         elif path.startswith("protocoloptions."):
             rest = path.split(".", 1)[1]
             group, _, name = rest.partition(".")
-            if group in HEADER_GROUPS and name:
-                marks.headers[name.lower()].append(number)
+            if name:
+                marks.groups[group][name.lower()].append(number)
             else:
                 marks.fields[rest].append(number)
         elif path.startswith("dataschema:"):
@@ -209,17 +210,17 @@ def message_html(envelope: Envelope, verdict: Verdict, *, show_bodies: bool, red
         absent = sorted(name for name in marks.attributes if name not in event.attributes)
         parts.append(_table([(k, truncate(v)) for k, v in attributes], marks.attributes, violations, names,
                             f"CloudEvent attributes ({event.mode} mode)", absent))
+    grouped = {name: _pairs(value) for name, value in record.items() if _is_group(value)}
     fields = [(name, value) for name, value in record.items()
-              if name not in ("body", "body_base64", "endpoint", *HEADER_GROUPS)]
+              if name not in ("body", "body_base64", "endpoint") and name not in grouped]
     absent_fields = sorted(name for name in marks.fields if name not in record)
     parts.append(_table(fields, marks.fields, violations, names, f"{envelope.protocol} fields", absent_fields))
-    for group in HEADER_GROUPS:
-        value = record.get(group)
-        rows = _pairs(value)
-        if rows:
-            lowered = {name.lower() for name, _ in rows}
-            absent = sorted(n for n in marks.headers if n not in lowered and group == "headers")
-            parts.append(_table(rows, marks.headers, violations, names, group.replace("_", " "), absent))
+    for group in sorted(set(grouped) | set(marks.groups)):
+        rows, marked = grouped.get(group, []), marks.groups.get(group, {})
+        lowered = {name.lower() for name, _ in rows}
+        absent = sorted(n for n in marked if n not in lowered)
+        if rows or absent:
+            parts.append(_table(rows, marked, violations, names, group.replace("_", " "), absent))
     if not show_bodies:
         parts.append('<section class="payload"><h3>Payload</h3><p class="hidden">hidden '
                      "(console.show_bodies is off for this address)</p></section>")
@@ -229,6 +230,15 @@ def message_html(envelope: Envelope, verdict: Verdict, *, show_bodies: bool, red
         parts.append(_payload(envelope.body, True, marks, violations, pointers,
                               decoded_view(rules, verdict, envelope.body)))
     return "".join(parts)
+
+
+def _is_group(value: Any) -> bool:
+    """A recorded field that holds named values (a mapping, or a list of {name, value} or [name, value])."""
+    if isinstance(value, dict):
+        return not set(value) <= {"base64"}  # {"base64": ...} is one binary value
+    return isinstance(value, list) and bool(value) and all(
+        (isinstance(item, dict) and "name" in item) or (isinstance(item, (list, tuple)) and len(item) == 2)
+        for item in value)
 
 
 def _pairs(value: Any) -> list[tuple[str, Any]]:

@@ -59,7 +59,8 @@ def test_a_violations_path_says_where_it_is_marked() -> None:
         "envelopemetadata.source", "protocoloptions.headers.ce_type", "protocoloptions.key",
         "protocoloptions.user_properties.Building", "dataschema:/items/0/qty", "dataschema:", "body", "record"))
     marks = locate(violations)
-    assert marks.attributes == {"source": [1]} and marks.headers == {"ce_type": [2], "building": [4]}
+    assert marks.attributes == {"source": [1]}
+    assert marks.groups == {"headers": {"ce_type": [2]}, "user_properties": {"building": [4]}}
     assert marks.fields == {"key": [3]} and marks.payload == {"/items/0/qty": [5], "": [6]}
     assert marks.whole == [7, 8]
 
