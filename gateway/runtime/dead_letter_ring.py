@@ -4,7 +4,8 @@ Bounded twice: `per_route` messages per route and `max_bytes` in all (payload pl
 message), the oldest going first. Keeping one is an append of references the route already holds (the
 Envelope and its Verdict, nothing copied or rendered): the console renders a message only when someone looks
 at it. Only nonconformant and unmatched messages reach here (whatever their route does with them: dead-letter,
-forward, drop), so conformant traffic pays nothing.
+forward, drop), so conformant traffic pays nothing; at high rates a full ring takes a batch a tenth of a
+second (KEEP_INTERVAL).
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from gateway.envelope import Envelope
 from gateway.verdict import Verdict
 
 OVERHEAD_BYTES = 512  # the Envelope, its headers and the verdict beyond the payload, roughly
+# a full ring takes a route's next batch only this long after the last one: at full rate the console shows the
+# latest batch of every tenth of a second rather than every message, and the messages it holds live long
+# enough to be promoted to the collector's older generations ten times a second per route, not thousands
+KEEP_INTERVAL = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,31 +40,37 @@ _Kept = tuple[int, str, float, Envelope, Verdict, int]
 
 
 class DeadLetters:
-    def __init__(self, per_route: int, max_bytes: int) -> None:
-        self.per_route, self.max_bytes = per_route, max_bytes
+    def __init__(self, per_route: int, max_bytes: int, interval: float = KEEP_INTERVAL) -> None:
+        self.per_route, self.max_bytes, self.interval = per_route, max_bytes, interval
         self._routes: dict[str, collections.deque[_Kept]] = {}
         self._bytes = 0
         self._numbers = itertools.count(1)
-        self.kept_total = 0  # every message ever kept, for the page's "N since start"
+        self._kept_at: dict[str, float] = {}  # by route: when a batch was last kept
+        self.kept_total = 0  # every message handed over, kept or not, for the page's "N since start"
 
     def add(self, route: str, envelope: Envelope, verdict: Verdict) -> None:
         self.add_many(route, [(envelope, verdict)])
 
     def add_many(self, route: str, items: list[tuple[Envelope, Verdict]]) -> None:
-        """A batch's nonconformant and unmatched messages (on the hot path, once per batch): a tuple each."""
+        """A batch's nonconformant and unmatched messages (on the hot path, once per batch): a tuple each, at
+        most `per_route` of them, and not again for `interval` seconds once the route's ring is full."""
+        self.kept_total += len(items)
         kept = self._routes.get(route)
         if kept is None:
             kept = self._routes[route] = collections.deque()
-        now, numbers, limit = time.time(), self._numbers, self.per_route
+        now = time.time()
+        if len(kept) >= self.per_route and now - self._kept_at.get(route, 0.0) < self.interval:
+            return
+        self._kept_at[route] = now
+        numbers, limit = self._numbers, self.per_route
         added = 0
-        for envelope, verdict in items:
+        for envelope, verdict in items[-limit:]:
             size = len(envelope.body) + OVERHEAD_BYTES
             kept.append((next(numbers), route, now, envelope, verdict, size))
             added += size
             if len(kept) > limit:
                 added -= kept.popleft()[5]
         self._bytes += added
-        self.kept_total += len(items)
         while self._bytes > self.max_bytes:
             self._drop_oldest()
 

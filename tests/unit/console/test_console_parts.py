@@ -39,7 +39,7 @@ def _verdict() -> Verdict:
 
 
 def test_the_ring_keeps_the_latest_per_route_and_a_byte_cap_in_all() -> None:
-    ring = DeadLetters(per_route=3, max_bytes=10 * (100 + OVERHEAD_BYTES))
+    ring = DeadLetters(per_route=3, max_bytes=10 * (100 + OVERHEAD_BYTES), interval=0.0)
     for n in range(5):
         ring.add("a", Envelope("KAFKA", {}, b"x" * 100), _verdict())
     assert [letter.number for letter in ring.latest("a")] == [5, 4, 3]
@@ -110,3 +110,15 @@ def test_a_binary_payload_is_shown_as_hex_and_decoded_by_its_definitions_schema(
     assert "not JSON" in page and body.getvalue()[:1].hex() in page  # the hex
     assert "<h4>Decoded (Avro, by the definition's schema)</h4>" in page
     assert '<span class="key">&quot;unit&quot;</span>: &quot;kPa&quot;' in page and "42" in page
+
+
+def test_a_full_ring_takes_a_routes_next_batch_only_after_its_interval() -> None:
+    """At full rate the console keeps the latest batch of every interval, not every message (KEEP_INTERVAL)."""
+    ring = DeadLetters(per_route=3, max_bytes=1 << 20, interval=60.0)
+    batch = [(Envelope("KAFKA", {}, f"{n}".encode()), _verdict()) for n in range(5)]
+    ring.add_many("a", batch)
+    assert [letter.envelope.body for letter in ring.latest("a")] == [b"4", b"3", b"2"]  # the batch's latest 3
+    ring.add_many("a", batch[:1])  # full, and within the interval: not kept
+    ring.add_many("b", batch[:2])  # another route has its own
+    assert len(ring.latest("a")) == 3 and ring.latest("a")[0].envelope.body == b"4"
+    assert len(ring.latest("b")) == 2 and ring.kept_total == 8  # every message handed over is counted
