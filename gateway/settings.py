@@ -31,6 +31,7 @@ runtime:
   reload_debounce: 1.0            # seconds of quiet after a file change before reloading
   workers: 1                      # processes sharing every source (a core each); see docs/service.md "Using every core"
   exactly_once: false             # default of every route's exactly_once
+  shadow_dir: ../candidate        # the shadow candidate's folder (default DIR/shadow); outside DIR, laid over it
   limits:                         # past one, a message gets a `limit` verdict (gateway/limits.py); these are the defaults
     max_body_bytes: 1048576
     max_headers: 100
@@ -86,6 +87,7 @@ from gateway.config_values import settings_diagnostics, unknown_settings
 from gateway.errors import Diagnostic, Severity
 from gateway.limits import DEFAULT_LIMITS, Limits
 from gateway.loader.decode import decode_file
+from gateway.loader.discover import SHADOW_DIR
 from gateway.loader.fetch import RemoteFetcher, RemotePolicy, parse_allow
 from gateway.loader.sources import DEFAULT_INTERVAL, MIN_INTERVAL, RegistrySource
 from gateway.schemaregistry.config import (
@@ -140,6 +142,9 @@ class RuntimeSettings:
     limits: Limits = DEFAULT_LIMITS
     workers: int = 1  # processes, each a full gateway sharing the sources (gateway/runtime/workers.py)
     exactly_once: bool = False
+    # the shadow candidate's folder (runtime/shadow.py), as written: relative to the config directory, or
+    # absolute; None: DIR/shadow
+    shadow_dir: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,7 +288,7 @@ def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
                         "reload_debounce, limits, workers)")
         return defaults
     known = ("inflight", "drain_timeout", "summary_interval", "metrics_address", "reload_debounce", "limits",
-             "workers", "exactly_once")
+             "workers", "exactly_once", "shadow_dir")
     problems.extend(unknown_settings(raw, known, where))
     address = raw.get("metrics_address", defaults.metrics_address)
     if not isinstance(address, str):
@@ -297,7 +302,38 @@ def _runtime(raw: Any, problems: list[str]) -> RuntimeSettings:
         float(_number(raw, "reload_debounce", defaults.reload_debounce, where, problems)),
         _limits(raw.get("limits"), f"{where}/limits", problems),
         _number(raw, "workers", defaults.workers, where, problems, integer=True, least=1),
-        _flag(raw, "exactly_once", False, where, problems))
+        _flag(raw, "exactly_once", False, where, problems),
+        _shadow_dir(raw.get("shadow_dir"), where, problems))
+
+
+def shadow_folder(config_dir: str | Path, named: str | None) -> Path:
+    """Where the shadow candidate's documents are: `runtime.shadow_dir`, else DIR/shadow."""
+    if named is None:
+        return Path(config_dir) / SHADOW_DIR
+    folder = Path(named)
+    return folder if folder.is_absolute() else Path(config_dir) / folder
+
+
+def shadow_dir_problems(config_dir: Path, named: str | None) -> list[str]:
+    """A named shadow folder inside the config directory (but DIR/shadow) would be loaded as active documents
+    too: refused."""
+    if named is None:
+        return []
+    folder, root = shadow_folder(config_dir, named).resolve(), config_dir.resolve()
+    if folder.is_relative_to(root) and folder != root / SHADOW_DIR:
+        return [f"/runtime/shadow_dir: {named!r} is inside the config directory, whose documents are all active; "
+                f"name a folder outside it, or use {SHADOW_DIR}/ (the default)"]
+    return []
+
+
+def _shadow_dir(raw: Any, where: str, problems: list[str]) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        problems.append(f"{where}/shadow_dir: expected a folder (relative to the config directory, or absolute), "
+                        f"found {raw!r}")
+        return None
+    return raw.strip()
 
 
 def _limits(raw: Any, where: str, problems: list[str]) -> Limits:
@@ -549,6 +585,7 @@ def load_settings_file(path: Path) -> tuple[Settings, list[Diagnostic]]:
     registry = _registry(raw.get("registry"), problems)
     proxy = read_proxy(raw.get("proxy"), problems)
     console = read_console("console" in raw, raw.get("console"), problems)
+    problems.extend(shadow_dir_problems(path.parent, runtime.shadow_dir))
     problems.extend(unknown_settings(raw, ("routes", "endpoints", "runtime", "metrics", "remote", "schemaregistries",
                                            "sources", "registry", "proxy", "console"), ""))
     diagnostics = settings_diagnostics(path, problems)

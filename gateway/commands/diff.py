@@ -42,6 +42,7 @@ from gateway.compat.evidence import Evidence
 from gateway.exit_code import ExitCode
 from gateway.loader.discover import SHADOW_DIR
 from gateway.loader.overlay import overlaid
+from gateway.settings import load_settings, shadow_folder
 from gateway.verdict import Verdict
 
 EXAMPLES_KEPT = 3
@@ -140,7 +141,7 @@ def compare(pairs: Iterable[tuple[Verdict, Verdict]]) -> DiffReport:
 
 def cmd_diff(args: argparse.Namespace) -> ExitCode:
     """Judge the same recorded messages under two registries and report every change of verdict."""
-    against = _against(args.against, args.settings)
+    against = _against(args.against, args.settings, args.registry)
     if against is None:
         print(f"xgate diff: {args.against[0]} holds no document: there is no candidate to compare", file=sys.stderr)
         return ExitCode.USAGE
@@ -223,17 +224,30 @@ def _print_contract(contract: list[ContractChange], mode: Mode, form: str, evide
                   f"({measured.alone} by it alone){lines}")
 
 
-def _against(paths: list[str], settings: str | None) -> tuple[list[str], str | None] | None:
-    """The candidate's documents and gateway.yaml: as given, or for `DIR/shadow` (a config directory's shadow
-    folder) DIR's documents with the folder laid over them, as the gateway judges its shadow candidate; None
-    for a shadow folder holding no document."""
+def _against(paths: list[str], settings: str | None, active: list[str]) -> tuple[list[str], str | None] | None:
+    """The candidate's documents and gateway.yaml: as given, or for a config directory's shadow folder (`DIR/shadow`,
+    or the folder the `--registry` directory's gateway.yaml names as `runtime.shadow_dir`) DIR's documents with
+    the folder laid over them, as the gateway judges its shadow candidate; None for a shadow folder holding no
+    document."""
     folder = Path(paths[0])
-    if len(paths) != 1 or folder.name != SHADOW_DIR or not folder.is_dir():
+    if len(paths) != 1 or not folder.is_dir():
         return paths, settings
-    documents = overlaid(folder.parent, folder)
+    if folder.name == SHADOW_DIR:
+        config_dir = folder.parent
+    elif len(active) == 1 and Path(active[0]).is_dir() and _names_as_shadow(Path(active[0]), folder):
+        config_dir = Path(active[0])
+    else:
+        return paths, settings
+    documents = overlaid(config_dir, folder)
     if documents is None:
         return None
-    return [str(path) for path in documents], settings_file_for([str(folder.parent)], settings)
+    return [str(path) for path in documents], settings_file_for([str(config_dir)], settings)
+
+
+def _names_as_shadow(config_dir: Path, folder: Path) -> bool:
+    """Whether the config directory's gateway.yaml names `folder` as its shadow candidate's."""
+    named = load_settings(config_dir)[0].runtime.shadow_dir
+    return named is not None and shadow_folder(config_dir, named).resolve() == folder.resolve()
 
 
 def _capture_for_diff(args: argparse.Namespace) -> Path | None:

@@ -96,7 +96,8 @@ def _gateway(args: argparse.Namespace, loaded: Loaded, sources: RegistrySources,
     settings = loaded.settings
     if args.worker is not None:  # a worker's metrics server answers only its supervisor
         settings = replace(settings, metrics=worker_access())
-    engine.ref.shadow, shadow_problems = load_shadow(args.config, engine.metrics, settings.runtime.limits)
+    engine.ref.shadow, shadow_problems = load_shadow(args.config, engine.metrics, settings.runtime.limits,
+                                                     settings.runtime.shadow_dir)
     for problem in shadow_problems:
         log.error("shadow candidate: %s", problem)
     if engine.ref.shadow is not None:

@@ -40,10 +40,11 @@ def relevant(_change: Any, path: str) -> bool:
 
 async def watch_quietly(directory: Path, debounce: float, stop: asyncio.Event,
                         reload: Callable[[], Awaitable[Any]], on_state: Callable[[bool], None],
-                        on_failed_reload: Callable[[], None]) -> None:
-    """Call `reload` after each quiet spell that follows a change, until `stop`."""
+                        on_failed_reload: Callable[[], None], also: tuple[Path, ...] = ()) -> None:
+    """Call `reload` after each quiet spell that follows a change, until `stop`. `also`: folders outside
+    `directory` whose changes reload too (a shadow candidate named in gateway.yaml), watched where they exist."""
     changed = asyncio.Event()
-    watcher = asyncio.create_task(_watch(directory, stop, changed, on_state), name="config-watch")
+    watcher = asyncio.create_task(_watch(directory, stop, changed, on_state, also), name="config-watch")
     try:
         while await _first_change(changed, stop):
             while True:  # quiet for `debounce` seconds: a change in between starts the wait again
@@ -72,7 +73,7 @@ async def _first_change(changed: asyncio.Event, stop: asyncio.Event) -> bool:
 
 
 async def _watch(directory: Path, stop: asyncio.Event, changed: asyncio.Event,
-                 on_state: Callable[[bool], None]) -> None:
+                 on_state: Callable[[bool], None], also: tuple[Path, ...] = ()) -> None:
     """Set `changed` on every relevant change; a watch that fails is started again, with backoff."""
     from watchfiles import awatch
 
@@ -80,7 +81,8 @@ async def _watch(directory: Path, stop: asyncio.Event, changed: asyncio.Event,
     while not stop.is_set():
         on_state(True)
         try:
-            async for _ in awatch(directory, stop_event=stop, recursive=True, watch_filter=relevant):
+            folders = [directory, *(folder for folder in also if folder.is_dir())]
+            async for _ in awatch(*folders, stop_event=stop, recursive=True, watch_filter=relevant):
                 changed.set()
                 delay = RESTART_FIRST
             return  # stopped

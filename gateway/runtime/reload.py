@@ -42,7 +42,7 @@ from gateway.runtime.config_watch import watch_quietly
 from gateway.runtime.engine import Engine
 from gateway.runtime.shadow import load_shadow
 from gateway.schemaregistry import registry_schemas
-from gateway.settings import SETTINGS_FILES, Settings, load_settings
+from gateway.settings import SETTINGS_FILES, Settings, load_settings, shadow_folder
 
 log = logging.getLogger("xgate.reload")
 MAX_PASSES = 4
@@ -156,9 +156,11 @@ class Reloader:
     def recent_traffic(self) -> dict[str, list[Envelope]]:
         return self.engine.ref.recent.sample()
 
-    async def _reload_shadow(self) -> None:
-        """The shadow candidate follows `DIR/shadow/`: compiled again on every reload, gone with the folder."""
-        judge, problems = await asyncio.to_thread(load_shadow, self.config_dir, self.engine.metrics, self.limits)
+    async def _reload_shadow(self, settings: Settings) -> None:
+        """The shadow candidate follows its folder (`DIR/shadow/`, or gateway.yaml's `runtime.shadow_dir` in
+        the settings just read): compiled again on every reload, gone with the folder."""
+        judge, problems = await asyncio.to_thread(load_shadow, self.config_dir, self.engine.metrics,
+                                                  settings.runtime.limits, settings.runtime.shadow_dir)
         for problem in problems:
             log.error("reload: shadow candidate: %s", problem)
         current = self.engine.ref.shadow
@@ -168,11 +170,11 @@ class Reloader:
 
     async def _reload(self, reason: str) -> str:
         metrics = self.engine.metrics
-        await self._reload_shadow()
         settings, settings_problems = load_settings(self.config_dir)
         settings_digest = _settings_digest(self.config_dir)
         if settings_problems:
             settings, settings_digest = self.settings, self.settings_digest  # keep the last good settings
+        await self._reload_shadow(settings)
         self.fetcher = fetcher_for(settings.remote, self.fetcher)  # before loading: it decides what is fetched
         self.schemaregistries = settings.schemaregistries
         self.limits = settings.runtime.limits
@@ -239,8 +241,10 @@ class Reloader:
             self.engine.config_watch = up
             metrics[names.CONFIG_WATCH_UP].set(1 if up else 0)
 
+        shadow = shadow_folder(self.config_dir, self.settings.runtime.shadow_dir)
+        outside = () if shadow.resolve().is_relative_to(self.config_dir.resolve()) else (shadow,)
         await watch_quietly(self.config_dir, self.debounce, stop, lambda: self.reload("file change"), state,
-                            metrics[names.RELOADS].labels("failed").inc)
+                            metrics[names.RELOADS].labels("failed").inc, also=outside)
 
     async def follow(self, stop: asyncio.Event) -> None:
         """Poll each source on its interval until `stop`; a changed source reloads like a file change."""

@@ -14,7 +14,9 @@ outcome, or another message definition) is counted in
 and the latest ones are kept, bounded, for `GET /shadow`. Promoting the
 candidate is moving its files up into the config directory.
 
-Off (no `shadow/` folder, or one holding no document), the pipeline pays one attribute read per batch.
+gateway.yaml's `runtime.shadow_dir` may name another folder, outside the config directory, laid over it the
+same way (watched for changes too). Off (no such folder, or one holding no document), the pipeline pays one
+attribute read per batch.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ from gateway.envelope import Envelope
 from gateway.errors import Severity
 from gateway.limits import DEFAULT_LIMITS, Limits
 from gateway.loader import load_snapshot
-from gateway.loader.discover import SHADOW_DIR
 from gateway.loader.overlay import overlaid
 from gateway.metrics import names
 from gateway.metrics.instruments import GatewayMetrics
 from gateway.recorded import record_from_envelope
 from gateway.runtime.router import kind_of
+from gateway.settings import shadow_folder
 from gateway.verdict import Verdict
 
 LATEST_KEPT = 50
@@ -87,16 +89,12 @@ class ShadowJudge:
                 "judged": self.judged, "disagreements": self.disagreements, "latest": list(self.latest)}
 
 
-def shadow_dir(config_dir: str | Path) -> Path:
-    return Path(config_dir) / SHADOW_DIR
-
-
 def load_shadow(config_dir: str | Path, metrics: GatewayMetrics, limits: Limits = DEFAULT_LIMITS,
-                ) -> tuple[ShadowJudge | None, list[str]]:
-    """The candidate: DIR's documents with `DIR/shadow/` laid over them by file name (loader/overlay.py); None
-    without the folder or with nothing in it.
+                named: str | None = None) -> tuple[ShadowJudge | None, list[str]]:
+    """The candidate: DIR's documents with `DIR/shadow/` (or the folder gateway.yaml's `runtime.shadow_dir`
+    names) laid over them by file name (loader/overlay.py); None without the folder or with nothing in it.
     Problems as lines for the log; a candidate with errors is judged with what compiled."""
-    folder = shadow_dir(config_dir)
+    folder = shadow_folder(config_dir, named)
     documents = overlaid(config_dir, folder) if folder.is_dir() else None
     if documents is None:  # no folder, or an empty one: no candidate
         return None, []

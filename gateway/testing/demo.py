@@ -338,7 +338,8 @@ async def _serve(args: argparse.Namespace, snapshot: Any, ruleset: Any, settings
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     engine = Engine(routes, ruleset, drain_timeout=settings.runtime.drain_timeout)
-    engine.ref.shadow, problems = load_shadow(args.config, engine.metrics)  # config/demo/shadow/: a tightened copy
+    # config/demo/shadow/: a tightened copy
+    engine.ref.shadow, problems = load_shadow(args.config, engine.metrics, named=settings.runtime.shadow_dir)
     for problem in problems:
         print(f"shadow candidate: {problem}", file=sys.stderr)
     dead = DeadLetters()

@@ -214,3 +214,15 @@ def test_an_attribute_type_change_by_the_values_each_accepts(tmp_path: Path, bef
     new = load_files(tmp_path / "b", {"r.xreg.json": document(after)})
     found = compare_registries(old.snapshot.registry, new.snapshot.registry)
     assert [(c.path, c.kind, c.breaks.value) for c in found] == [("envelopemetadata.x", "type", breaks)]
+
+
+def test_against_the_shadow_folder_gateway_yaml_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 33, item 4: gateway.yaml's `runtime.shadow_dir` names the candidate's folder instead of DIR/shadow;
+    `--against` that folder is the same overlay the gateway judges."""
+    config = _copy(tmp_path, "config")
+    candidate = tmp_path / "candidate"
+    shutil.copytree(DEMO / "shadow", candidate)
+    (config / "gateway.yaml").write_text("runtime:\n  shadow_dir: ../candidate\n")
+    code, report = _diff(capsys, config, candidate)
+    assert _changes(report) == {("com.example.telemetry.reading", "dataschema:/battery", "minimum", "producers")}
+    assert code == 1

@@ -140,20 +140,20 @@ def test_a_reload_follows_the_shadow_folder(tmp_path: Path) -> None:
     engine = Engine([], compile_registry(snapshot.registry, snapshot.digest), create_source=memory.create_source,
                     create_sink=memory.create_sink)
     reloader = Reloader(config, engine, snapshot, settings)
-    asyncio.run(reloader._reload_shadow())
+    asyncio.run(reloader._reload_shadow(settings))
     first = engine.ref.shadow
     assert first is not None
-    asyncio.run(reloader._reload_shadow())
+    asyncio.run(reloader._reload_shadow(settings))
     assert engine.ref.shadow is first  # unchanged: its counts are kept
     loosened = _candidate()
     del loosened["endpoints"]["in"]["messages"]["reading"]["envelopemetadata"]["region"]
     (config / "shadow" / "registry.json").write_text(json.dumps(loosened))
-    asyncio.run(reloader._reload_shadow())
+    asyncio.run(reloader._reload_shadow(settings))
     assert engine.ref.shadow is not None and engine.ref.shadow is not first
     for path in (config / "shadow").iterdir():
         path.unlink()
     (config / "shadow").rmdir()
-    asyncio.run(reloader._reload_shadow())
+    asyncio.run(reloader._reload_shadow(settings))
     assert engine.ref.shadow is None  # promoted or dropped: the candidate is gone
 
 
@@ -182,3 +182,52 @@ def test_an_empty_shadow_folder_is_no_candidate(tmp_path: Path) -> None:
         path.unlink()
     judge, problems = load_shadow(config, GatewayMetrics())
     assert (judge, problems) == (None, [])
+
+
+def test_gateway_yaml_may_name_the_shadow_folder(tmp_path: Path) -> None:
+    """issue 33, item 4: `runtime.shadow_dir` names the candidate's folder (outside the config directory, whose
+    documents are all active); a reload follows it, and the watch reloads on a change there."""
+    config, _ = _world(tmp_path)
+    candidate = tmp_path / "candidate"
+    (config / "shadow").rename(candidate)
+    (config / "gateway.yaml").write_text("runtime:\n  shadow_dir: ../candidate\n")
+    settings, problems = load_settings(config)
+    assert problems == [] and settings.runtime.shadow_dir == "../candidate"
+    snapshot = load_snapshot([config])
+    engine = Engine([], compile_registry(snapshot.registry, snapshot.digest), create_source=memory.create_source,
+                    create_sink=memory.create_sink)
+    reloader = Reloader(config, engine, snapshot, settings)
+    asyncio.run(reloader._reload_shadow(settings))
+    assert engine.ref.shadow is not None and engine.ref.shadow.source == str(config / "../candidate")
+    judge, _ = load_shadow(config, engine.metrics)  # without the setting: DIR/shadow, which is gone
+    assert judge is None
+
+    # inside the config directory (but `shadow/`) the documents would be active too: refused, saying why
+    (config / "gateway.yaml").write_text("runtime:\n  shadow_dir: drafts\n")
+    _, problems = load_settings(config)
+    assert len(problems) == 1 and "inside the config directory" in problems[0].message
+    (config / "gateway.yaml").write_text("runtime:\n  shadow_dir: shadow\n")
+    assert load_settings(config)[1] == []
+
+
+def test_the_watch_reloads_on_a_change_in_a_named_shadow_folder(tmp_path: Path) -> None:
+    from gateway.runtime.config_watch import watch_quietly
+
+    config, candidate = tmp_path / "config", tmp_path / "candidate"
+    config.mkdir()
+    candidate.mkdir()
+    reloads: list[str] = []
+
+    async def main() -> None:
+        stop = asyncio.Event()
+
+        async def reload() -> None:
+            reloads.append("reload")
+            stop.set()
+        watcher = asyncio.create_task(watch_quietly(config, 0.1, stop, reload, lambda up: None, lambda: None,
+                                                    also=(candidate, tmp_path / "missing")))
+        await asyncio.sleep(0.5)  # the watch has started
+        (candidate / "registry.json").write_text("{}")
+        await asyncio.wait_for(watcher, 20)
+    asyncio.run(main())
+    assert reloads == ["reload"]
