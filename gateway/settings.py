@@ -321,8 +321,8 @@ def shadow_dir_problems(config_dir: Path, named: str | None) -> list[str]:
         return []
     folder, root = shadow_folder(config_dir, named).resolve(), config_dir.resolve()
     if folder.is_relative_to(root) and folder != root / SHADOW_DIR:
-        return [f"/runtime/shadow_dir: {named!r} is inside the config directory, whose documents are all active; "
-                f"name a folder outside it, or use {SHADOW_DIR}/ (the default)"]
+        return [(f"/runtime/shadow_dir: {named!r} is inside the config directory, whose documents are all active; "
+                 f"name a folder outside it, or use {SHADOW_DIR}/ (the default)")]
     return []
 
 
