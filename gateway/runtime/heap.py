@@ -6,6 +6,9 @@ for the reference workload, ~27 ms in which the event loop judges and acknowledg
 added latency). Moving them to the permanent generation (`gc.freeze`) once they exist leaves the passes with
 what messages allocate.
 
+What loading and compiling build is frozen as the collector's pause around them ends (gateway/collector.py),
+so no pass walks a new ruleset; a reload thaws and collects only every FULL_PASS_EVERY-th time (resettle).
+
 Settling also hands the C heap's free pages back to the system (glibc's `malloc_trim`). Compiling builds
 a jsonschema-rs validator per schema to report a bad one at load time and drops it: 1,000 schemas left
 2.3 MiB of freed pages in the process's RSS, 30% of what the compiled definitions hold, and a reload that
@@ -17,6 +20,9 @@ from __future__ import annotations
 import ctypes
 import gc
 import sys
+
+FULL_PASS_EVERY = 10
+_reloads = 0
 
 
 def settle() -> None:
@@ -40,7 +46,18 @@ def _return_free_pages() -> None:
 
 
 def resettle() -> None:
-    """After a reload: the replaced ruleset was frozen too, and frozen objects in reference cycles are never
-    collected, so thaw, collect it, and freeze what is current."""
-    gc.unfreeze()
-    settle()
+    """After a reload: freeze what is current (the new ruleset is frozen already, collector.py), and every
+    FULL_PASS_EVERY reloads thaw and collect first.
+
+    The replaced ruleset is freed as its last reference goes: measured, loading, compiling and lowering leave
+    no reference cycles but a few dozen objects per compile (classes Protobuf and msgspec make, a recursive
+    closure), and frozen objects in cycles are never collected. The full pass that reclaims those walks every
+    object the new ruleset holds, 0.26 s with the event loop held for 5,000 definitions: once in
+    FULL_PASS_EVERY reloads, what they leave behind stays bounded and the other reloads pause nothing."""
+    global _reloads
+    _reloads += 1
+    if _reloads % FULL_PASS_EVERY == 0:
+        gc.unfreeze()
+        gc.collect()
+    gc.freeze()
+    _return_free_pages()
