@@ -10,6 +10,7 @@
   bench.shadow     what shadow rules cost the pipeline (off, before they existed, on)
   bench.console    what the web console costs the hot path (off, on with its page refreshed)
   bench.reload_latency  judging latency and event-loop stalls while 5,000 definitions reload
+  bench.registry_write  a registry write's time beside 5,000 definitions
   bench.kafka_e2e  (above) also `xgate run --workers 2` against the raw pass-through
   bench.broker_e2e `xgate run` (--workers 1 and 2) against a raw client pass-through on NATS JetStream and MQTT 5
   bench.exactly_once  an exactly-once Kafka route against an at-least-once one
@@ -29,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import accepting, console, hotpath, memory, reload_latency, shadow
+from bench import accepting, console, hotpath, memory, registry_write, reload_latency, shadow
 from bench.results import RESULTS, save
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +65,10 @@ def main() -> int:
     result = reload_latency.run(500, 1000, 1) if args.quick else reload_latency.run()
     save("reload_latency", result)
     print(reload_latency.render(result), flush=True)
+
+    result = registry_write.run(500, 2) if args.quick else registry_write.run()
+    save("registry_write", result)
+    print(registry_write.render(result), flush=True)
 
     # Kafka end to end and Spark each in their own process (their brokers, gateways and JVM are subprocesses
     # of it, and Spark's heap must not share this interpreter's figures)
