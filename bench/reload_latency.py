@@ -169,7 +169,7 @@ def run(definitions: int = 5000, rate: float = 2000, rounds: int = 3) -> dict[st
     runs = [asyncio.run(_round(small, large, envelopes, rate)) for _ in range(rounds)]
 
     def median(window: str, key: str) -> float:
-        return statistics.median(r[window][key] for r in runs)
+        return float(statistics.median(r[window][key] for r in runs))
     return {"definitions": definitions, "rate": rate, "rounds": rounds, "document_bytes": len(large),
             "reload_s": statistics.median(r["reload_s"] for r in runs),
             "windows": {w: {k: median(w, k) for k in ("p50_ms", "p99_ms", "max_ms", "longest_stall_ms",
