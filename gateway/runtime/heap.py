@@ -23,12 +23,21 @@ import sys
 
 FULL_PASS_EVERY = 10
 _reloads = 0
+# Python's default (700, 10, 10) collects the young generation every 700 net container allocations: a route's
+# batches in flight (their records, verdicts, envelopes) went through 2,200 young, 200 middle and 20 full passes
+# in 200,000 messages, 7.7% of the route's CPU, and the route ran 10% faster per message at 50,000 (CPU per
+# message over 6 alternated rounds on in-memory adapters, bench.console's loop). Messages are freed as they
+# settle, so the net count rarely reaches 50,000: young passes become rare and walk at most that many objects
+# (a few milliseconds), and what little garbage sits in reference cycles waits at most that long.
+THRESHOLDS = (50_000, 20, 100)
 
 
 def settle() -> None:
-    """After startup: collect what loading left behind, then exempt the rest from later passes."""
+    """After startup: collect what loading left behind, exempt the rest from later passes, and let the young
+    generation grow to THRESHOLDS[0] net allocations before it is collected."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(*THRESHOLDS)
     _return_free_pages()
 
 

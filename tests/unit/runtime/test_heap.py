@@ -54,3 +54,13 @@ def _cycles() -> int:
     found = sum(1 for o in gc.get_objects() if isinstance(o, _Cycle))
     gc.freeze()
     return found
+
+
+def test_settling_raises_the_young_generations_threshold() -> None:
+    before = gc.get_threshold()
+    try:
+        heap.settle()
+        assert gc.get_threshold() == heap.THRESHOLDS and heap.THRESHOLDS[0] >= 10_000
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
