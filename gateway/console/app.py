@@ -14,6 +14,7 @@ import ipaddress
 from collections.abc import AsyncIterator, Callable
 from html import escape
 from importlib import resources
+from urllib.parse import quote
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
@@ -83,7 +84,7 @@ class Console:
 
     async def dead_letters(self, request: web.Request) -> web.Response:
         route = request.query.get("route") or None
-        live = "/ui/dead-letters?part=main" + (f"&route={route}" if route else "")
+        live = "/ui/dead-letters?part=main" + (f"&route={quote(route)}" if route else "")
         return _page("Dead letters", "dead-letters", dead_letters_page(self.sources, route), request, live)
 
     async def dead_letter(self, request: web.Request) -> web.Response:
