@@ -1,8 +1,8 @@
 """One judged message as a person reads it, with each violation marked where it is (console's message view).
 
 A violation's `path` says where (docs/validation.md, rule 6): `envelopemetadata.<attribute>` is a row of the
-CloudEvent's attributes, `protocoloptions.<field>` a protocol field, `protocoloptions.headers.<name>` (and
-`user_properties`, `properties`, `application_properties`) a header row, `dataschema:<pointer>` a place in the
+CloudEvent's attributes, `protocoloptions.<field>` a protocol field, `protocoloptions.<group>.<name>` a row of
+a field holding named values (`headers`, `user_properties`, an AMQP section), `dataschema:<pointer>` a place in the
 payload (the pretty-printed JSON has a mark at that pointer; a `required` member marks the object that lacks
 it), `dataschema:`, `body` and `record` the payload or the message as a whole. Each mark carries the
 violation's number and message, and links to it in the list above.
@@ -165,8 +165,9 @@ def _payload(data: Any, is_bytes: bool, marks: Marks, violations: tuple[Violatio
              decoded: tuple[str, Any] | None = None) -> str:
     whole = marks.payload.get("", []) + marks.whole
     attributes, badge = _badge(whole, violations) if whole else ("", "")
+    inside = {pointer: numbers for pointer, numbers in marks.payload.items() if pointer}  # the root is `whole`
     if not is_bytes:
-        body = _json_html(data, "", {k: v for k, v in marks.payload.items() if k}, violations, redact, 0)
+        body = _json_html(data, "", inside, violations, redact, 0)
         return f'<section class="payload"><h3>Payload (JSON) {badge}</h3><pre{attributes}>{body}</pre></section>'
     raw: bytes = data
     parsed: Any = MISSING
@@ -176,12 +177,12 @@ def _payload(data: Any, is_bytes: bool, marks: Marks, violations: tuple[Violatio
         except ValueError:
             parsed = MISSING
     if parsed is not MISSING:
-        body = _json_html(parsed, "", {k: v for k, v in marks.payload.items() if k}, violations, redact, 0)
+        body = _json_html(parsed, "", inside, violations, redact, 0)
         return f'<section class="payload"><h3>Payload (JSON) {badge}</h3><pre{attributes}>{body}</pre></section>'
     views = ""
     if decoded is not None:
         kind, value = decoded
-        body = _json_html(value, "", {k: v for k, v in marks.payload.items() if k}, violations, redact, 0)
+        body = _json_html(value, "", inside, violations, redact, 0)
         views += f"<h4>Decoded ({escape(kind)}, by the definition's schema)</h4><pre>{body}</pre>"
     try:
         views += f"<h4>As text</h4><pre>{escape(raw[:SHOWN_BYTES].decode('utf-8'))}</pre>"
