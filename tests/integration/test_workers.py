@@ -49,8 +49,11 @@ async def _create_topic(world: World, partitions: int) -> None:
 
 
 def _scenario(profile: Profile, tmp_path: Path, count: int, *, kill_after: int | None = None,
-              partitions: int | None = None, rate: float = 800) -> dict[str, Any]:
+              partitions: int | None = None, rate: float = 800, console: bool = False) -> dict[str, Any]:
     world = prepare(profile, tmp_path)
+    if console:  # the web console on every worker, reached through the supervisor's address
+        path = world.config_dir / "gateway.yaml"
+        path.write_text(path.read_text() + "console: {show_bodies: true}\n")
     records = mixed(profile.protocol, count)
     expected = world.expected(records)
 
@@ -74,10 +77,11 @@ def _scenario(profile: Profile, tmp_path: Path, count: int, *, kill_after: int |
                 await publishing
                 await collector.wait_for(expected, 180)
                 status, _ = gateway.scrape("/readyz")
+                console_page = gateway.scrape("/ui/routes") if console else None
             finally:
                 code = gateway.stop()
             report = account(expected, collector, probes)
-            report.update(exit=code, killed=killed, readyz=status, log=gateway.output()[-3000:],
+            report.update(exit=code, killed=killed, readyz=status, console=console_page, log=gateway.output()[-3000:],
                           restarted="exited with code -9; starting it again" in gateway.output())
             return report
     return asyncio.run(main())
@@ -103,8 +107,12 @@ def test_two_workers_share_a_kafka_group_and_lose_nothing_when_one_is_killed(tmp
 
 @pytest.mark.parametrize("protocol", ["MQTT/5.0", "NATS", "AMQP/1.0", "HTTP"])
 def test_two_workers_share_each_source_once(protocol: str, tmp_path: Path) -> None:
-    """Without sharing, two workers would each get every message and every destination would see it twice."""
-    report = _scenario(PROFILES[protocol], tmp_path, 1200)
+    """Without sharing, two workers would each get every message and every destination would see it twice.
+    With NATS, the console is on: the supervisor passes /ui to a worker, whose page shows its share."""
+    report = _scenario(PROFILES[protocol], tmp_path, 1200, console=protocol == "NATS")
     _assert_nothing_lost(report, duplicates_allowed=False)
     assert report["readyz"] == 200, report["log"]  # the supervisor logs why a worker is not ready
+    if report["console"] is not None:
+        status, page = report["console"]
+        assert status == 200 and "<h1>Routes</h1>" in page and 'data-route="in"' in page, report["log"]
 
