@@ -235,13 +235,14 @@ class Editor:
             self.check_same_id(body, "versionid", MESSAGE_VERSION, xid)
             self.check_epoch(body, xid, self.epoch(f"{xid}/versions/{MESSAGE_VERSION}") if node else None)
             skip = {f"{rtype.singular}id", "versionid", "meta", "versions"}
-            resources[rid] = {f"{rtype.singular}id": rid,
-                              **self._merge(resources.get(rid), body, skip, patch, _version_model(rtype), xid)}
+            model = _resource_model(rtype, "attributes")
+            merged = self._merge(resources.get(rid), body, skip, patch, model, xid)
+            resources[rid] = {f"{rtype.singular}id": rid, **merged}
         else:
             meta = body.get("meta")
             if isinstance(meta, dict):
                 self.check_epoch(meta, f"{xid}/meta", self.epoch(f"{xid}/meta") if node else None)
-                check_attributes(meta, _meta_model(rtype), f"{xid}/meta", META_UNCHECKED)
+                check_attributes(meta, _resource_model(rtype, "metaattributes"), f"{xid}/meta", META_UNCHECKED)
             stored = resources.setdefault(rid, {f"{rtype.singular}id": rid, "versions": {}})
             vid = body.get("versionid") or (node.default if node is not None else None) or \
                 stored.get("meta", {}).get("defaultversionid") or "1"
@@ -284,7 +285,8 @@ class Editor:
         if check_epoch:
             self.check_epoch(body, xid, self.epoch(xid) if existing is not None else None)
         skip = {f"{rtype.singular}id", "versionid", "meta", "versions"}
-        versions[vid] = {"versionid": vid, **self._merge(existing, body, skip, patch, _version_model(rtype), xid)}
+        model = _resource_model(rtype, "attributes")
+        versions[vid] = {"versionid": vid, **self._merge(existing, body, skip, patch, model, xid)}
         if existing is None:
             self.plan.new_version = self.plan.new_version or xid
         # not sticky: the default is the newest Version, which the loader finds itself (validation rule 8)
@@ -362,7 +364,7 @@ class Editor:
         rxid = f"/{gtype.plural}/{gid}/{rtype.plural}/{rid}"
         body = self._object(body, f"{rxid}/meta", "meta")
         self.check_epoch(body, f"{rxid}/meta", self.epoch(f"{rxid}/meta"))
-        check_attributes(body, _meta_model(rtype), f"{rxid}/meta", META_UNCHECKED)
+        check_attributes(body, _resource_model(rtype, "metaattributes"), f"{rxid}/meta", META_UNCHECKED)
         if rtype.maxversions == 1:
             if body.get("defaultversionsticky"):
                 raise ApiError(400, "setdefaultversionsticky_false", f'For "{rxid}", setting "defaultversionsticky" '
@@ -375,15 +377,11 @@ class Editor:
         self.plan.answer.append(("", f"{rxid}/meta"))
 
 
-def _version_model(rtype: ResourceType) -> dict[str, Any]:
-    """A Version's attributes (a message's too: its one Version is the Resource), from the Group type that
-    defines the Resource type (an endpoint's messages are the message groups')."""
-    attributes: dict[str, Any] = MODEL["groups"][DEFINED_BY[rtype.plural]]["resources"][rtype.plural]["attributes"]
-    return attributes
-
-
-def _meta_model(rtype: ResourceType) -> dict[str, Any]:
-    attributes: dict[str, Any] = MODEL["groups"][DEFINED_BY[rtype.plural]]["resources"][rtype.plural]["metaattributes"]
+def _resource_model(rtype: ResourceType, level: str) -> dict[str, Any]:
+    """A Resource type's attributes at `level` (`attributes`: a Version's, a message's too, its one Version
+    being the Resource; `metaattributes`: its meta's), from the Group type that defines it (an endpoint's
+    messages are the message groups')."""
+    attributes: dict[str, Any] = MODEL["groups"][DEFINED_BY[rtype.plural]]["resources"][rtype.plural][level]
     return attributes
 
 
