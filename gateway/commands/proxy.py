@@ -22,10 +22,11 @@ from gateway.commands.startup import report
 from gateway.config_values import ValueProblem
 from gateway.errors import GatewayError
 from gateway.exit_code import ExitCode
+from gateway.loader.sources import RegistrySources
 from gateway.metrics.server import MetricsServer
 from gateway.proxy.dead_letters import DeadLetters
 from gateway.proxy.metrics import ProxyMetrics
-from gateway.proxy.reload import ProxyReloader, load_rules
+from gateway.proxy.reload import Loaded, ProxyReloader, load_rules
 from gateway.proxy.server import Judging, Proxy
 from gateway.proxy.upstream import UpstreamWatch
 from gateway.runtime import early_stop, heap
@@ -46,7 +47,8 @@ def cmd_proxy(args: argparse.Namespace) -> ExitCode:
     except ValueError as exc:
         print(f"xgate proxy: {exc}", file=sys.stderr)
         return ExitCode.USAGE
-    loaded = load_rules(args.config)
+    sources = RegistrySources()  # fetched once at start, then followed by the reloader
+    loaded = load_rules(args.config, sources=sources)
     report(loaded.problems)  # a document's problems leave that document out, as for `xgate run`
     settings = _settings(args, loaded.section)
     if settings is None or loaded.judging is None:
@@ -67,7 +69,7 @@ def cmd_proxy(args: argparse.Namespace) -> ExitCode:
     if args.worker is not None:  # a worker's metrics server answers only its supervisor
         runtime = replace(runtime, metrics=worker_access())
     try:
-        return asyncio.run(_serve(args, settings, judging, loaded.digest, address, runtime))
+        return asyncio.run(_serve(args, settings, judging, loaded, address, runtime, sources))
     except (OSError, ssl.SSLError, GatewayError) as exc:
         print(f"xgate proxy: {exc}", file=sys.stderr)
         return ExitCode.USAGE
@@ -96,14 +98,15 @@ def _settings(args: argparse.Namespace, section: ProxySettings | None) -> ProxyS
     return section
 
 
-async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Judging, digest: str, address: str,
-                 runtime: Settings) -> ExitCode:
+async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Judging, loaded: Loaded, address: str,
+                 runtime: Settings, sources: RegistrySources) -> ExitCode:
     metrics = ProxyMetrics()
     metrics.endpoints({rule.endpoint_id for rule in judging.topics.values()}, judging.native.ruleset.definition_count)
     dead_letters = DeadLetters(metrics)
     proxy = Proxy(settings, judging, dead_letters.copy, metrics, shared=args.worker is not None)
     watch = UpstreamWatch(settings.upstream, metrics.upstream)
-    reloader = ProxyReloader(args.config, proxy, metrics, digest, runtime.runtime.reload_debounce, runtime.proxy)
+    reloader = ProxyReloader(args.config, proxy, metrics, loaded.digest, runtime.runtime.reload_debounce,
+                             runtime.proxy, sources, loaded.fetcher)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -131,7 +134,8 @@ async def _serve(args: argparse.Namespace, settings: ProxySettings, judging: Jud
             log.info("proxy: /metrics /healthz /readyz on %s://%s:%d", server.scheme, server.host, server.port)
         await proxy.start()
         heap.settle()  # as `xgate run` does: the compiled rules out of the collector's full passes
-        tasks = [asyncio.create_task(dead_letters.run()), asyncio.create_task(watch.run(stop))]
+        tasks = [asyncio.create_task(dead_letters.run()), asyncio.create_task(watch.run(stop)),
+                 asyncio.create_task(reloader.follow(stop))]
         if not args.no_watch:
             tasks.append(asyncio.create_task(reloader.watch(stop)))
         with contextlib.suppress(TimeoutError):

@@ -5,6 +5,8 @@ the next produce request is judged by the new rules. Unlike `xgate run`, whose r
 last good content, the proxy applies a reload only when every document loads without an error: a document
 caught half-written would otherwise leave its topics unjudged, open to anything, until the next change.
 `proxy` settings (listeners, upstream) are read at start only; a changed section is said and not applied.
+Registry sources (gateway.yaml `sources:`) are fetched at start and followed on their intervals as `xgate run`
+follows them (runtime/source_follow.py): a changed source reloads the rules like a changed file.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from gateway.compiler import compile_registry
 from gateway.compiler.core import NativeJudge
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import load_snapshot
-from gateway.loader.fetch import fetcher_for
+from gateway.loader.fetch import RemoteFetcher, fetcher_for
+from gateway.loader.sources import RegistrySources
 from gateway.proxy.judging import topic_rules
 from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.server import Judging, Proxy
 from gateway.runtime import heap
 from gateway.runtime.config_watch import watch_quietly
+from gateway.runtime.source_follow import follow_sources
 from gateway.schemaregistry import registry_schemas
 from gateway.sections.proxy import ProxySettings
 from gateway.settings import Settings, load_settings
@@ -38,13 +42,21 @@ class Loaded:
     section: ProxySettings | None
     digest: str
     problems: list[Diagnostic]  # every problem found; errors among them keep `judging` None on reload
+    fetcher: RemoteFetcher | None = None  # of the settings read (None while remote fetching is off)
 
 
-def load_rules(config_dir: str | Path, policy: str | None = None, *, whole: bool = False) -> Loaded:
-    """The judging rules of the config directory. `whole`: any error in a document refuses them (reload)."""
+def load_rules(config_dir: str | Path, policy: str | None = None, *, whole: bool = False,
+               sources: RegistrySources | None = None, fetcher: RemoteFetcher | None = None) -> Loaded:
+    """The judging rules of the config directory and of the registry sources its settings list (their last good
+    copies in `sources`; a source not fetched yet is fetched now, and one that does not answer is a warning).
+    `whole`: any error in a document refuses them (reload). `fetcher`: the one whose cache to keep."""
     settings, problems = load_settings(config_dir)
-    snapshot = load_snapshot([config_dir], fetcher=fetcher_for(settings.remote),
-                             schemas=registry_schemas(settings.schemaregistries))
+    fetcher = fetcher_for(settings.remote, fetcher)
+    sources = sources if sources is not None else RegistrySources()
+    sources.configure(settings.sources)
+    problems += sources.start(fetcher)
+    snapshot = load_snapshot([config_dir], fetcher=fetcher, schemas=registry_schemas(settings.schemaregistries),
+                             documents=sources.documents())
     ruleset = compile_registry(snapshot.registry, snapshot.digest, settings.runtime.limits)
     problems += [*snapshot.diagnostics, *ruleset.diagnostics]
     section = settings.proxy
@@ -54,12 +66,13 @@ def load_rules(config_dir: str | Path, policy: str | None = None, *, whole: bool
     problems += topic_problems
     fatal = [p for p in problems if p.severity is Severity.ERROR and (whole or p.code in ("settings", "proxy"))]
     judging = None if fatal else Judging(NativeJudge(ruleset), topics)
-    return Loaded(judging, settings, section, snapshot.digest, problems)
+    return Loaded(judging, settings, section, snapshot.digest, problems, fetcher)
 
 
 class ProxyReloader:
     def __init__(self, config_dir: str | Path, proxy: Proxy, metrics: ProxyMetrics, digest: str,
-                 debounce: float = 1.0, section: ProxySettings | None = None) -> None:
+                 debounce: float = 1.0, section: ProxySettings | None = None,
+                 sources: RegistrySources | None = None, fetcher: RemoteFetcher | None = None) -> None:
         self.config_dir = Path(config_dir)
         self.section = section  # the `proxy` section as read at start (the command line may override parts)
         self.proxy = proxy
@@ -67,13 +80,18 @@ class ProxyReloader:
         self.digest = digest
         self.debounce = debounce
         self.watching: bool | None = None  # None: not watching (--no-watch); False: the watch failed, restarting
+        # what the registry sources answered last (start-up's fetch), and the fetcher of the settings in force
+        self.sources = sources if sources is not None else RegistrySources()
+        self.fetcher = fetcher
         self._lock = asyncio.Lock()
 
     async def reload(self, reason: str) -> str:
         """applied, unchanged or failed; the running rules stay unless applied. Loading and compiling run in a
         thread (a large registry takes seconds): connections are served meanwhile, by the rules in force."""
         async with self._lock:  # a change during a reload reloads again after it, never beside it
-            loaded = await asyncio.to_thread(load_rules, self.config_dir, self.proxy.settings.policy, whole=True)
+            loaded = await asyncio.to_thread(load_rules, self.config_dir, self.proxy.settings.policy, whole=True,
+                                             sources=self.sources, fetcher=self.fetcher)
+            self.fetcher = loaded.fetcher
             return self._apply(reason, loaded)
 
     def _apply(self, reason: str, loaded: Loaded) -> str:
@@ -108,3 +126,8 @@ class ProxyReloader:
 
         await watch_quietly(self.config_dir, self.debounce, stop, lambda: self.reload("file change"), state,
                             lambda: self.metrics.reloaded("failed"))
+
+    async def follow(self, stop: asyncio.Event) -> None:
+        """Poll each registry source on its interval until `stop`; a changed one reloads the rules."""
+        await follow_sources(self.sources, lambda: self.fetcher, stop, self.reload,
+                             lambda: self.metrics.reloaded("failed"))

@@ -18,7 +18,6 @@ log record per reload says what changed, in structured fields (gateway/logs.py).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import time
@@ -34,13 +33,14 @@ from gateway.envelope import Envelope
 from gateway.errors import Diagnostic, Severity
 from gateway.loader import Snapshot, load_snapshot
 from gateway.loader.fetch import RemoteFetcher, fetcher_for
-from gateway.loader.sources import Outcome, Poll, RegistrySource, RegistrySources
+from gateway.loader.sources import RegistrySources
 from gateway.metrics import names
 from gateway.routes.resolve import adapter_diagnostics, resolve_routes
 from gateway.runtime import heap
 from gateway.runtime.config_watch import watch_quietly
 from gateway.runtime.engine import Engine
 from gateway.runtime.shadow import load_shadow
+from gateway.runtime.source_follow import follow_sources
 from gateway.schemaregistry import registry_schemas
 from gateway.settings import SETTINGS_FILES, Settings, load_settings, shadow_folder
 
@@ -249,25 +249,5 @@ class Reloader:
 
     async def follow(self, stop: asyncio.Event) -> None:
         """Poll each source on its interval until `stop`; a changed source reloads like a file change."""
-        with contextlib.suppress(asyncio.CancelledError):
-            while not stop.is_set():
-                due = self.sources.due(time.monotonic())
-                polls = await asyncio.gather(*(self._poll(source) for source in due))
-                changed = [p.source.url for p in polls if p.outcome is Outcome.CHANGED]
-                if changed:
-                    await self.reload(f"source changed: {', '.join(changed)}")
-                upcoming = self.sources.next_due()
-                wait = 1.0 if upcoming is None else min(max(upcoming - time.monotonic(), 0.05), 1.0)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(stop.wait(), wait)
-
-    async def _poll(self, source: RegistrySource) -> Poll:
-        before = self.sources.state(source).error
-        poll = await asyncio.to_thread(self.sources.poll, source, self.fetcher)
-        if poll.outcome is Outcome.FAILED:
-            self.engine.metrics[names.RELOADS].labels("failed").inc()
-            if poll.detail != before:  # once per new reason: a source down for an hour is not 3600 lines
-                log.warning("source %s: %s; its last good copy stays in force", source.request_url, poll.detail)
-        elif before is not None:
-            log.info("source %s: answering again (%s)", source.request_url, poll.outcome.value)
-        return poll
+        await follow_sources(self.sources, lambda: self.fetcher, stop, self.reload,
+                             self.engine.metrics[names.RELOADS].labels("failed").inc)
