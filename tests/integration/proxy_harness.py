@@ -169,3 +169,31 @@ async def read_all(bootstrap: str, topic: str, at_least: int, timeout: float = 3
         return found
     finally:
         await consumer.stop()
+
+
+def java_tools(folder: Path) -> list[str]:
+    """The command line before one of Apache Kafka's Java tools' main class: java, a log4j2 config (WARN and up
+    to stderr, written into `folder`), the jars deploy/brokers/kafka.sh resolved."""
+    found = subprocess.run(["bash", str(REPO / "deploy" / "brokers" / "kafka.sh"), "libs"], check=True,
+                           capture_output=True, text=True)
+    libs = Path(found.stdout.strip().splitlines()[-1])
+    assert list(libs.glob("kafka-tools-*.jar")), f"no kafka-tools jar in {libs}"
+    log_config = folder / "tools-log4j2.properties"
+    log_config.write_text("rootLogger.level=WARN\nrootLogger.appenderRef.err.ref=err\n"
+                          "appender.err.type=Console\nappender.err.name=err\nappender.err.target=SYSTEM_ERR\n"
+                          "appender.err.layout.type=PatternLayout\nappender.err.layout.pattern=%p %m (%c)%n\n")
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
+    return [java, "-XX:TieredStopAtLevel=1", f"-Dlog4j2.configurationFile={log_config}", "-cp", f"{libs}/*"]
+
+
+def run_tool(java: list[str], main: str, *args: str, stdin: str | None = None,
+             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """One Java tool run to its end: its exit code, stdout and stderr."""
+    return subprocess.run([*java, main, *args], input=stdin, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+def console_line(record: dict[str, Any]) -> str:
+    """The console producer's line for a record with parse.headers=true: `key:value,...<TAB>value`."""
+    out = outgoing_record(envelope_from_record(record))
+    return ",".join(f"{k}:{bytes(v).decode()}" for k, v in out.headers) + "\t" + bytes(out.value).decode()

@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -32,12 +30,14 @@ from tests.integration.harness import start_broker
 from tests.integration.proxy_harness import (
     BROKER,
     NODE_ID,
-    REPO,
     ProxyProcess,
     config,
+    console_line,
     create_topics,
+    java_tools,
     proxy_port,
     read_all,
+    run_tool,
 )
 
 pytestmark = pytest.mark.integration
@@ -318,40 +318,18 @@ def test_librdkafka_consumer_group_through_the_proxy(setup: Setup) -> None:
 # ---- Apache Kafka's Java tools --------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def java_tools(setup: Setup) -> list[str]:
-    """The command line before a tool's main class: java, a log4j2 config (WARN and up to stderr), the jars."""
-    found = subprocess.run(["bash", str(REPO / "deploy" / "brokers" / "kafka.sh"), "libs"], check=True,
-                           capture_output=True, text=True)
-    libs = Path(found.stdout.strip().splitlines()[-1])
-    assert list(libs.glob("kafka-tools-*.jar")), f"no kafka-tools jar in {libs}"
-    log_config = setup.folder / "tools-log4j2.properties"
-    log_config.write_text("rootLogger.level=WARN\nrootLogger.appenderRef.err.ref=err\n"
-                          "appender.err.type=Console\nappender.err.name=err\nappender.err.target=SYSTEM_ERR\n"
-                          "appender.err.layout.type=PatternLayout\nappender.err.layout.pattern=%p %m (%c)%n\n")
-    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
-    return [java, "-XX:TieredStopAtLevel=1", f"-Dlog4j2.configurationFile={log_config}", "-cp", f"{libs}/*"]
+def java(setup: Setup) -> list[str]:
+    return java_tools(setup.folder)
 
 
-def run_tool(java_tools: list[str], main: str, *args: str, stdin: str | None = None,
-             timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*java_tools, main, *args], input=stdin, capture_output=True, text=True, timeout=timeout,
-                          check=False)
-
-
-def console_line(record: dict[str, Any]) -> str:
-    """The console producer's line for a record with parse.headers=true: `key:value,...<TAB>value`."""
-    out = outgoing_record(envelope_from_record(record))
-    return ",".join(f"{k}:{bytes(v).decode()}" for k, v in out.headers) + "\t" + bytes(out.value).decode()
-
-
-def test_java_console_producer_and_consumer(setup: Setup, java_tools: list[str]) -> None:
+def test_java_console_producer_and_consumer(setup: Setup, java: list[str]) -> None:
     topic = setup.topics["console"]
     # structured mode: the JSON event as the value and content-type application/cloudevents+json as a header
     # (without the header the proxy refuses the line too: "nonconformant (no definition): no-match ...")
     good = it_traffic.message("KAFKA", 2001, "ok-structured")
     bad = it_traffic.message("KAFKA", 2003, "bad-structured")
     # --sync: one record per batch, the conformant one first; the console producer stops at the first failed send
-    produced = run_tool(java_tools, "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", setup.bootstrap,
+    produced = run_tool(java, "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", setup.bootstrap,
                         "--topic", topic, "--sync", "--property", "parse.headers=true",
                         "--producer-property", "acks=all",
                         stdin=console_line(good) + "\n" + console_line(bad) + "\n")
@@ -362,7 +340,7 @@ def test_java_console_producer_and_consumer(setup: Setup, java_tools: list[str])
                                                              [("content-type", b"application/cloudevents+json")])]
     # the console consumer reads it back through the proxy in a group, and commits on leaving
     group = f"xgate-it-{uuid.uuid4().hex[:8]}"
-    consumed = run_tool(java_tools, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
+    consumed = run_tool(java, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
                         setup.bootstrap, "--topic", topic, "--group", group, "--from-beginning", "--max-messages", "1",
                         "--timeout-ms", "30000", "--property", "print.headers=true")
     assert consumed.returncode == 0, consumed
@@ -371,12 +349,12 @@ def test_java_console_producer_and_consumer(setup: Setup, java_tools: list[str])
     assert committed(group, topic) == 1
 
 
-def test_java_producer_performance_with_acks_all(setup: Setup, java_tools: list[str]) -> None:
+def test_java_producer_performance_with_acks_all(setup: Setup, java: list[str]) -> None:
     """ProducerPerformance sends values without headers, so none of its records can be a CloudEvent under the
     Kafka binding (binary mode needs ce_ headers, structured mode the content-type header): its topic is named by
     no document and passes the proxy unjudged (the produce requests are still read and forwarded by it)."""
     topic, count = setup.topics["perf"], 5000
-    perf = run_tool(java_tools, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+    perf = run_tool(java, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
                     "--num-records", str(count), "--record-size", "1024", "--throughput", "-1",
                     "--producer-props", f"bootstrap.servers={setup.bootstrap}", "acks=all", timeout=120)
     assert perf.returncode == 0, perf
