@@ -28,12 +28,27 @@ import argparse
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench import accepting, console, hotpath, memory, registry_write, reload_latency, shadow
 from bench.results import RESULTS, save
 
 ROOT = Path(__file__).resolve().parents[1]
+# the benches run in this interpreter, in this order: the name their results are saved under, the run (small
+# counts with --quick) and how it prints
+IN_PROCESS: tuple[tuple[str, Callable[[bool], Any], Callable[[Any], str]], ...] = (
+    ("hotpath", lambda quick: hotpath.run(500, 5) if quick else hotpath.run(), hotpath.render),
+    ("memory", lambda quick: memory.run(200, 200_000, 5) if quick else memory.run(), memory.render),
+    ("accepting", lambda quick: accepting.run(1000, 5) if quick else accepting.run(), accepting.render),
+    ("shadow", lambda quick: shadow.run(1000, 5) if quick else shadow.run(20_000, 5), shadow.report),
+    ("console", lambda quick: console.run(2000, 3, 2) if quick else console.run(), console.render),
+    ("reload_latency", lambda quick: reload_latency.run(500, 1000, 1) if quick else reload_latency.run(),
+     reload_latency.render),
+    ("registry_write", lambda quick: registry_write.run(500, 2) if quick else registry_write.run(),
+     registry_write.render),
+)
 
 
 def main() -> int:
@@ -42,33 +57,10 @@ def main() -> int:
     args = parser.parse_args()
     started = time.monotonic()
 
-    result = hotpath.run(500, 5) if args.quick else hotpath.run()
-    save("hotpath", result)
-    print(hotpath.render(result), flush=True)
-
-    result = memory.run(200, 200_000, 5) if args.quick else memory.run()
-    save("memory", result)
-    print(memory.render(result), flush=True)
-
-    result = accepting.run(1000, 5) if args.quick else accepting.run()
-    save("accepting", result)
-    print(accepting.render(result), flush=True)
-
-    result = shadow.run(1000, 5) if args.quick else shadow.run(20_000, 5)
-    save("shadow", result)
-    print(shadow.report(result), flush=True)
-
-    result = console.run(2000, 3, 2) if args.quick else console.run()
-    save("console", result)
-    print(console.render(result), flush=True)
-
-    result = reload_latency.run(500, 1000, 1) if args.quick else reload_latency.run()
-    save("reload_latency", result)
-    print(reload_latency.render(result), flush=True)
-
-    result = registry_write.run(500, 2) if args.quick else registry_write.run()
-    save("registry_write", result)
-    print(registry_write.render(result), flush=True)
+    for name, run, render in IN_PROCESS:
+        result = run(args.quick)
+        save(name, result)
+        print(render(result), flush=True)
 
     # Kafka end to end and Spark each in their own process (their brokers, gateways and JVM are subprocesses
     # of it, and Spark's heap must not share this interpreter's figures)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,43 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(f"{tests} conformance tests skipped, plus {len(wholes)} modules or generated suites "
                                 f"skipped whole ({', '.join(wholes)}); material looked for at {SHARED_CONFORMANCE}: "
                                 f"{ABSENT_HINT}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_kafka_topics_deleted_after(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The topics a session of broker tests made on the shared Kafka (deploy/brokers/kafka.sh, 127.0.0.1:9092)
+    are deleted when it ends: every broker test names its topics afresh, and a broker kept across runs otherwise
+    holds every run's partitions (a thousand of them, many GiB, seen on a development machine). Only when the
+    broker answered before the session: then whatever it holds that it did not hold then goes."""
+    if not any(item.get_closest_marker("brokers") for item in request.session.items):
+        yield
+        return
+    port = int(os.environ.get("XGATE_KAFKA_PORT", "9092"))
+    before = _kafka_topics(port)
+    yield
+    if before is None:
+        return
+    after = _kafka_topics(port) or set()
+    made = sorted(name for name in after - before if not name.startswith("__"))
+    if made:
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+        for future in admin.delete_topics(made, operation_timeout=30).values():
+            with contextlib.suppress(Exception):  # one already gone, or a broker stopping: nothing to keep
+                future.result(60)
+
+
+def _kafka_topics(port: int) -> set[str] | None:
+    """The topics of the Kafka on 127.0.0.1:`port`; None when nothing listens there or it does not answer."""
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        if probe.connect_ex(("127.0.0.1", port)) != 0:
+            return None
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    try:
+        return set(AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"}).list_topics(timeout=10).topics)
+    except KafkaException:
+        return None

@@ -18,7 +18,7 @@ from gateway.envelope import Envelope
 from gateway.explanation import explain
 from gateway.model.resolved import Registry
 from gateway.recorded import record_from_envelope
-from gateway.runtime.change_events import envelope_for
+from gateway.runtime.remap import envelope_for
 from gateway.verdict import Verdict
 
 # the endpoint option that names where a message of a protocol travels, and the recorded field it fills

@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from gateway import durable
-from gateway.envelope import Envelope
 from gateway.errors import GatewayError, MessageRefused
-from gateway.registry_api.events import CONTENT_TYPE, change_events, encode
+from gateway.registry_api.events import change_events
 from gateway.registry_api.served import ApiState
-from gateway.runtime.remap import outgoing
+from gateway.runtime.remap import envelope_for
 from gateway.runtime.waiting import either
 from protocol_adapters.base import EndpointConfig, SinkAdapter
 
@@ -43,15 +42,6 @@ log = logging.getLogger("xgate.registry.events")
 OUTBOX_FILE = "registry-events.outbox.json"
 RECENT_EVENTS = 20  # the latest events the console shows
 BACKOFF = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
-
-
-def envelope_for(event: dict[str, Any], protocol: str) -> Envelope:
-    """The event as the message a sink of `protocol` publishes."""
-    http_form = Envelope("HTTP", {"headers": [("Content-Type", CONTENT_TYPE)]}, encode(event))
-    out = outgoing(http_form, protocol)
-    if out.protocol == "KAFKA":
-        out.fields["key"] = str(event.get("subject", "")).encode("utf-8")
-    return out
 
 
 class Outbox:

@@ -10,7 +10,8 @@ target's content-type field; structured events keep their body and
 `application/cloudevents+json` content type. MQTT 3.1.1 has no headers, so
 a binary event becomes a structured one there. Other headers/properties
 carry over as text where the target has headers. Dead-letter `xgate-*`
-headers are added the same way (not on MQTT 3.1.1).
+headers are added the same way (not on MQTT 3.1.1). A registry change event
+(`envelope_for`) is published in structured mode on every protocol.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from gateway.bindings import BINDINGS, Binding, connection_headers
 from gateway.cloudevents import BINARY, STRUCTURED, choose_mode, header_text, protocol_content_type, read_binary
 from gateway.envelope import Envelope
 from gateway.loader.names import protocol_family
+from gateway.registry_api.events import CONTENT_TYPE, encode
 from gateway.verdict import Verdict
 
 VIOLATIONS_LIMIT = 4096
@@ -198,4 +200,13 @@ def outgoing(envelope: Envelope, target: str, extra_headers: list[tuple[str, str
         binding = BINDINGS.get(target)
         if binding is not None:
             _add_headers(binding, out.fields, extra_headers)
+    return out
+
+
+def envelope_for(event: dict[str, Any], protocol: str) -> Envelope:
+    """The event as the message a sink of `protocol` publishes."""
+    http_form = Envelope("HTTP", {"headers": [("Content-Type", CONTENT_TYPE)]}, encode(event))
+    out = outgoing(http_form, protocol)
+    if out.protocol == "KAFKA":
+        out.fields["key"] = str(event.get("subject", "")).encode("utf-8")
     return out

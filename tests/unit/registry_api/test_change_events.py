@@ -15,7 +15,8 @@ from gateway.envelope import Envelope
 from gateway.loader import load_snapshot
 from gateway.registry_api import RegistryView
 from gateway.registry_api.events import change_events
-from gateway.runtime.change_events import ChangePublisher, Outbox, envelope_for
+from gateway.runtime.change_events import ChangePublisher, Outbox
+from gateway.runtime.remap import envelope_for
 from gateway.testing import memory
 from gateway.verdict import Outcome
 from protocol_adapters.base import EndpointConfig
