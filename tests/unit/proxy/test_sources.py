@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +21,7 @@ from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.reload import ProxyReloader, load_rules
 from tests.unit.builders import ce_message, kafka_ce, ok, registry, shape
 from tests.unit.local_http import serving
+from tests.unit.polling import until
 
 
 class Served:
@@ -107,12 +107,6 @@ def test_the_proxy_follows_a_changed_source_and_keeps_its_rules_through_a_failur
     def reloads(outcome: str) -> float:
         value = metrics.metrics.registry.get_sample_value("xgate_reloads_total", {"outcome": outcome})
         return value or 0.0
-
-    async def until(check: Callable[[], bool], timeout: float = 60) -> None:
-        started = time.monotonic()  # a generous bound: a loaded machine may stall this process for seconds
-        while not check():
-            assert time.monotonic() - started < timeout, "timed out"
-            await asyncio.sleep(0.02)
 
     async def scenario() -> None:
         stop = asyncio.Event()

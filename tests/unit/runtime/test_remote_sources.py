@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -31,6 +30,7 @@ from gateway.settings import load_settings
 from gateway.testing import memory
 from tests.unit.builders import bad, ce_message, kafka_ce, ok, registry, shape, write_doc
 from tests.unit.local_http import serving
+from tests.unit.polling import until
 
 UNKNOWN = bad(None, None, ("envelopemetadata.type", "no-match"))
 FETCHER = RemoteFetcher(RemotePolicy(allow=("127.0.0.1",), timeout=2))
@@ -276,13 +276,6 @@ def test_the_reloader_follows_a_source_and_keeps_its_rules_through_a_failure(tmp
 
     def count(outcome: str) -> float:
         return float(engine.metrics[names.RELOADS].labels(outcome)._value.get())
-
-    async def until(check: Any, timeout: float = 60) -> None:
-        # polled with a generous bound: a loaded machine may stall this process for seconds
-        started = time.monotonic()
-        while not check():
-            assert time.monotonic() - started < timeout, "timed out"
-            await asyncio.sleep(0.02)
 
     async def scenario() -> None:
         stop = asyncio.Event()
