@@ -1,6 +1,6 @@
-"""Under the `observe` policy: copies of nonconformant produced records to the route's dead-letter destination,
-with the `xgate-*` headers `xgate run` gives a dead letter. The producer's own records go on to their topic
-unchanged; the copies are sent beside them, in order, by one task per proxy.
+"""Copies of nonconformant produced records to the route's dead-letter destination, with the `xgate-*` headers
+`xgate run` gives a dead letter: under `observe` beside the producer's own records, which go on to their topic
+unchanged; under `reject` instead of the refused batch's. The copies are sent in order by one task per proxy.
 """
 
 from __future__ import annotations

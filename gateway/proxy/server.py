@@ -92,7 +92,7 @@ class Proxy:
         self.settings = settings
         self.shared = shared  # one of `--workers N`: every listener bound with SO_REUSEPORT beside the others
         self.judging = judging
-        self.dead_letter = dead_letter  # observe: copies of nonconformant records (called with rule, pairs)
+        self.dead_letter = dead_letter  # copies of nonconformant records (called with rule, pairs)
         self.metrics = metrics if metrics is not None else ProxyMetrics()
         self.stats = ProxyStats()
         # loaded at start: a certificate that cannot be read stops `xgate proxy` before it listens
@@ -285,7 +285,9 @@ class Proxy:
         request = protocol.read_produce(frame, header)
         expects_answer = request["Acks"] != 0
         judging = self.judging
-        observed: list[tuple[TopicRule, list[tuple[tuple[Any, ...], Any]]]] = []
+        # the nonconformant records to copy to their rule's dead-letter destination: under `observe` beside the
+        # batch that lands, under `reject` instead of it (the only place an operator then sees what was refused)
+        copies: list[tuple[TopicRule, list[tuple[tuple[Any, ...], Any]]]] = []
         for topic in request["TopicData"]:
             rule = judging.topics.get(topic["Name"])
             if rule is None:
@@ -309,11 +311,12 @@ class Proxy:
                         INVALID_RECORD, f"xgate refused the batch: {len(failed)} of {len(verdicts.records)} "
                                         f"record(s) break their contract; first: {failed[0][1]}", failed)
                     self.stats.records_refused += len(failed)
+                    copies.append((rule, [(verdicts.records[i], v) for i, v in verdicts.failed]))
                 elif verdicts.failed:
-                    observed.append((rule, [(verdicts.records[i], v) for i, v in verdicts.failed]))
-        if observed and self.dead_letter is not None:
-            for rule, pairs in observed:
-                self.stats.records_observed += len(pairs)
+                    self.stats.records_observed += len(verdicts.failed)
+                    copies.append((rule, [(verdicts.records[i], v) for i, v in verdicts.failed]))
+        if self.dead_letter is not None:
+            for rule, pairs in copies:
                 self.dead_letter(rule, pairs)
         if not pending.refused:
             return frame, expects_answer

@@ -10,6 +10,7 @@ import re
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,18 +61,42 @@ def test_observe_lands_everything_and_copies_nonconformant_records_to_the_dead_l
         values = [outgoing_record(envelope_from_record(r)).value for r in records]
         landed = asyncio.run(read_all(BROKER, topics["in"], len(records)))
         assert [m.value for m in landed] == values
-        for name in ("dlq", "unknown"):
-            wanted = [v for r, v in zip(records, values)
-                      if it_traffic.DESTINATION_OF_KIND[it_traffic.kind_of_record(r)] == name]
-            copies = asyncio.run(read_all(BROKER, topics[name], len(wanted)))
-            assert sorted(m.value for m in copies) == sorted(wanted)
-            for copy in copies:
-                headers = dict(copy.headers)
-                assert headers["xgate-verdict"] == b"nonconformant"
-                assert headers["xgate-source-endpoint"] == b"in"
-                assert json.loads(headers["xgate-violations"])
+        assert_copied(records, topics)
     finally:
         proxy.stop()
+
+
+def test_reject_copies_what_it_refused_to_the_dead_letter_topics_the_route_names(tmp_path: Path) -> None:
+    start_broker("kafka")
+    topics = fresh(uuid.uuid4().hex[:8])
+    port = proxy_port()
+    labels = {"xgate.route.nonconformant": "dlq", "xgate.route.unmatched": "unknown"}
+    proxy = ProxyProcess(config(tmp_path, topics, port, labels), port)
+    try:
+        records = it_traffic.mixed("KAFKA", 35)
+        outcomes = asyncio.run(produce_each(f"127.0.0.1:{port}", topics["in"], records))
+        conformant = [outgoing_record(envelope_from_record(r)).value for r, o in zip(records, outcomes) if o is None]
+        assert 0 < len(conformant) < len(records)
+        assert [m.value for m in asyncio.run(read_all(BROKER, topics["in"], len(conformant)))] == conformant
+        assert_copied(records, topics)
+    finally:
+        proxy.stop()
+
+
+def assert_copied(records: list[dict[str, Any]], topics: dict[str, str]) -> None:
+    """Each nonconformant record copied to the dead-letter topic of its kind (`dlq` or `unknown`), with the
+    `xgate-*` headers of a dead letter, and nothing else there."""
+    for name in ("dlq", "unknown"):
+        wanted = [outgoing_record(envelope_from_record(r)).value for r in records
+                  if it_traffic.DESTINATION_OF_KIND[it_traffic.kind_of_record(r)] == name]
+        assert wanted, name
+        copies = asyncio.run(read_all(BROKER, topics[name], len(wanted)))
+        assert sorted(m.value for m in copies) == sorted(wanted)
+        for copy in copies:
+            headers = dict(copy.headers)
+            assert headers["xgate-verdict"] == b"nonconformant"
+            assert headers["xgate-source-endpoint"] == b"in"
+            assert json.loads(headers["xgate-violations"])
 
 
 def test_workers_share_the_listeners_and_their_counts_add_up(tmp_path: Path) -> None:
