@@ -43,7 +43,9 @@ def _factory(protocol: str, name: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith(("protocol_adapters", "gateway")):
             raise
-        raise GatewayError(f"the {protocol} adapter needs an optional dependency ({exc.name}): "
+        # the distribution, not the submodule that happened to be imported first (aiokafka, not aiokafka.record)
+        package = (exc.name or "").partition(".")[0]
+        raise GatewayError(f"the {protocol} adapter needs an optional dependency ({package}): "
                            f"pip install 'xgate[{ADAPTERS[protocol][1]}]'") from exc
 
 
