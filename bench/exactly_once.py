@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from bench.kafka_harness import delete_topics_named
 from bench.results import save
 from bench.spark import BOOTSTRAP, DEMO, ROOT, kafka_records, produce, timed_gateway
 
@@ -53,12 +54,15 @@ def run(count: int, rounds: int) -> dict[str, Any]:
     topic = f"bench-eos-{run_id}-in"
     produce(topic, records)
     seconds: dict[str, list[float]] = {name: [] for name in CANDIDATES}
-    with tempfile.TemporaryDirectory(prefix="xgate-bench-eos-") as work:
-        for index in range(rounds):
-            order = list(CANDIDATES) if index % 2 == 0 else list(CANDIDATES)[::-1]
-            for name in order:
-                folder = config(Path(work), f"bench-eos-{run_id}-{name}-{index}", topic, CANDIDATES[name])
-                seconds[name].append(timed_gateway(folder, count))
+    try:
+        with tempfile.TemporaryDirectory(prefix="xgate-bench-eos-") as work:
+            for index in range(rounds):
+                order = list(CANDIDATES) if index % 2 == 0 else list(CANDIDATES)[::-1]
+                for name in order:
+                    folder = config(Path(work), f"bench-eos-{run_id}-{name}-{index}", topic, CANDIDATES[name])
+                    seconds[name].append(timed_gateway(folder, count))
+    finally:
+        delete_topics_named(BOOTSTRAP, f"bench-eos-{run_id}-")
     rates = {name: count / statistics.median(values) for name, values in seconds.items()}
     return {"messages": count, "rounds": rounds, "broker": BOOTSTRAP, "seconds": seconds,
             "messages_per_s": rates, "exactly_once_over_at_least_once": rates["exactly-once"] / rates["at-least-once"]}

@@ -153,6 +153,18 @@ class Broker:
         return await assigned_consumer(self.bootstrap, topics, self.partitions, **settings)
 
 
+def delete_topics_named(bootstrap: str, prefix: str) -> None:
+    """Delete every topic whose name starts with `prefix` (a bench run's own, on the shared broker); best effort:
+    what stays costs the broker disk and memory, and a broker kept across runs otherwise grows with each."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    with contextlib.suppress(Exception):
+        names = [name for name in admin.list_topics(timeout=10).topics if name.startswith(prefix)]
+        for future in (admin.delete_topics(names, operation_timeout=30).values() if names else ()):
+            future.result(60)
+
+
 def delete_groups(bootstrap: str, groups: list[str]) -> None:
     from confluent_kafka.admin import AdminClient
 

@@ -42,6 +42,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.kafka_harness import delete_topics_named
 from bench.results import save
 from bench.spark_cluster import ClusterRunner
 
@@ -119,9 +120,9 @@ def batch_candidates(spark: Any, lines: list[str]) -> dict[str, Callable[[], Non
 
 
 def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path, phases: dict[str, dict[str, float]],
-                      verdicts: dict[str, int] | None = None) -> dict[str, Callable[[], None]]:
+                      verdicts: dict[str, int] | None = None, run: str | None = None) -> dict[str, Callable[[], None]]:
     """`phases` receives where each runner's last round spent its time (see BatchWriter), `verdicts` their
-    counts (every round of both runners must give the same).
+    counts (every round of both runners must give the same). Every topic made is named `bench-{run}-...`.
     The route's config directory is `work / "config"`."""
     import yaml
 
@@ -130,7 +131,7 @@ def stream_candidates(spark: Any, records: list[dict[str, Any]], work: Path, pha
     from gateway.spark.streaming import BatchWriter, plan_stream, start_query
 
     subprocess.run(["bash", str(ROOT / "deploy" / "brokers" / "kafka.sh"), "start"], check=True)
-    run = uuid.uuid4().hex[:8]
+    run = run or uuid.uuid4().hex[:8]
     topic = f"bench-{run}-telemetry"
     produce(topic, records)
     config = work / "config"
@@ -279,6 +280,7 @@ def main() -> int:
     phases: dict[str, dict[str, float]] = {}
     verdicts: dict[str, int] = {}
     cluster: ClusterRunner | None = None
+    run = uuid.uuid4().hex[:8]  # the topics this run makes on the shared broker, deleted at its end
     with tempfile.TemporaryDirectory(prefix="xgate-bench-") as work:
         if not (args.no_kafka or args.no_cluster):  # its daemons start while this process sets up
             cluster = ClusterRunner(Path(work))
@@ -287,7 +289,7 @@ def main() -> int:
             batch = batch_candidates(spark, lines)
             candidates = {"check": batch["check"]} if args.no_batch else batch
             if not args.no_kafka:  # streaming and batch candidates share the rounds: one ratio to `check` each
-                candidates.update(stream_candidates(spark, records, Path(work), phases, verdicts))
+                candidates.update(stream_candidates(spark, records, Path(work), phases, verdicts, run))
                 if cluster is not None:
                     candidates["cluster-runner"] = cluster.connect(Path(work) / "config", len(records), BATCH_ROWS)
             timings = measure(candidates, args.rounds)
@@ -295,6 +297,8 @@ def main() -> int:
             spark.stop()
             if cluster is not None:
                 cluster.close()
+            if not args.no_kafka:
+                delete_topics_named(BOOTSTRAP, f"bench-{run}-")
     medians = {name: statistics.median(values) for name, values in timings.items()}
     # the rate over `check` per round (same round, same records), then its median and range
     over_check = {n: [timings["check"][r] / t for r, t in enumerate(v)] for n, v in timings.items()}
