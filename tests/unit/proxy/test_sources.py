@@ -5,9 +5,7 @@ source is a stdlib HTTP server on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,48 +18,27 @@ from gateway.loader.sources import RegistrySources
 from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.reload import ProxyReloader, load_rules
 from tests.unit.builders import ce_message, kafka_ce, ok, registry, shape
-from tests.unit.local_http import serving
+from tests.unit.local_http import SourceServer, source_server
 from tests.unit.polling import until
 
 
-class Served:
-    """What the source answers: a body, or an HTTP error status."""
-
-    def __init__(self) -> None:
-        self.body, self.status, self.requests = b"{}", 200, 0
-
-    def serve(self, type_value: str) -> None:
-        doc = registry("KAFKA", {"m": ce_message(type_value)}, endpoint_attrs={
-            "protocoloptions": {"endpoints": [{"uri": "tcp://k:9092"}], "topic": "orders"}})
-        self.body = json.dumps({"specversion": "1.0-rc4", "registryid": "upstream", **doc}).encode()
+def _document(type_value: str) -> dict[str, Any]:
+    """What the source answers: endpoint `ep` naming topic `orders`, its message `m` of CloudEvents type
+    `type_value`."""
+    doc = registry("KAFKA", {"m": ce_message(type_value)}, endpoint_attrs={
+        "protocoloptions": {"endpoints": [{"uri": "tcp://k:9092"}], "topic": "orders"}})
+    return {"specversion": "1.0-rc4", "registryid": "upstream", **doc}
 
 
 @pytest.fixture
-def source() -> Iterator[tuple[Served, str]]:
-    served = Served()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            served.requests += 1
-            if served.status != 200:
-                self.send_error(served.status)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(served.body)))
-            self.end_headers()
-            self.wfile.write(served.body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    with serving(Handler) as base:
-        yield served, base
+def source() -> Iterator[SourceServer]:
+    with source_server() as server:
+        yield server
 
 
-def _config(tmp_path: Path, base: str) -> Path:
+def _config(tmp_path: Path, source: SourceServer) -> Path:
     (tmp_path / "gateway.yaml").write_text(
-        f"remote:\n  allow: [127.0.0.1]\n  timeout: 2\nsources:\n  - url: {base}/registry\n    interval: 1\n"
+        f"remote:\n  allow: [127.0.0.1]\n  timeout: 2\nsources:\n  - url: {source.base}/registry\n    interval: 1\n"
         "proxy:\n  upstream: 127.0.0.1:9092\n")
     return tmp_path
 
@@ -71,33 +48,30 @@ def _accepts(judging: Any, type_value: str) -> bool:
 
 
 def test_the_topics_and_rules_of_a_source_are_judged_from_the_start(tmp_path: Path,
-                                                                      source: tuple[Served, str]) -> None:
-    served, base = source
-    served.serve("t1")
+                                                                      source: SourceServer) -> None:
+    source.serve(_document("t1"))
     sources = RegistrySources()
-    loaded = load_rules(_config(tmp_path, base), sources=sources)
+    loaded = load_rules(_config(tmp_path, source), sources=sources)
     assert [p for p in loaded.problems if p.severity is Severity.ERROR] == []
     assert loaded.judging is not None and list(loaded.judging.topics) == ["orders"]
     assert _accepts(loaded.judging, "t1") and not _accepts(loaded.judging, "t2")
-    assert list(sources.documents()) == [base + "/registry"]
+    assert list(sources.documents()) == [source.base + "/registry"]
 
 
 def test_a_source_that_does_not_answer_at_start_is_a_warning_not_a_stop(tmp_path: Path,
-                                                                        source: tuple[Served, str]) -> None:
-    served, base = source
-    served.status = 503
-    loaded = load_rules(_config(tmp_path, base))
+                                                                        source: SourceServer) -> None:
+    source.status = 503
+    loaded = load_rules(_config(tmp_path, source))
     [warning] = [p for p in loaded.problems if p.code == "source"]
     assert warning.severity is Severity.WARNING and "503" in warning.message
     assert loaded.judging is not None and loaded.judging.topics == {}
 
 
 def test_the_proxy_follows_a_changed_source_and_keeps_its_rules_through_a_failure(
-        tmp_path: Path, source: tuple[Served, str]) -> None:
-    served, base = source
-    served.serve("t1")
+        tmp_path: Path, source: SourceServer) -> None:
+    source.serve(_document("t1"))
     sources = RegistrySources()
-    config = _config(tmp_path, base)
+    config = _config(tmp_path, source)
     loaded = load_rules(config, sources=sources)
     proxy = SimpleNamespace(settings=SimpleNamespace(policy=None), judging=loaded.judging)
     metrics = ProxyMetrics()
@@ -111,13 +85,13 @@ def test_the_proxy_follows_a_changed_source_and_keeps_its_rules_through_a_failur
     async def scenario() -> None:
         stop = asyncio.Event()
         task = asyncio.create_task(reloader.follow(stop))
-        asked = served.requests
-        await until(lambda: served.requests >= asked + 2)
+        asked = len(source.requests)
+        await until(lambda: len(source.requests) >= asked + 2)
         assert reloads("applied") == 0  # polls that find nothing new do not reload
-        served.serve("t2")
+        source.serve(_document("t2"))
         await until(lambda: _accepts(proxy.judging, "t2"))
         assert not _accepts(proxy.judging, "t1") and reloads("applied") == 1
-        served.status = 500
+        source.status = 500
         await until(lambda: reloads("failed") >= 1)
         assert _accepts(proxy.judging, "t2")  # the rules learned before stay
         stop.set()

@@ -8,8 +8,6 @@ import asyncio
 import json
 import socket
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,7 @@ from gateway.runtime.reload import Reloader
 from gateway.settings import load_settings
 from gateway.testing import memory
 from tests.unit.builders import bad, ce_message, kafka_ce, ok, registry, shape, write_doc
-from tests.unit.local_http import serving
+from tests.unit.local_http import SourceServer, source_server
 from tests.unit.polling import until
 
 UNKNOWN = bad(None, None, ("envelopemetadata.type", "no-match"))
@@ -42,49 +40,9 @@ def _remote(type_value: str, *, epoch: int = 1, extra: dict[str, Any] | None = N
     return {"specversion": "1.0-rc4", "registryid": "upstream", "epoch": epoch, **doc}
 
 
-@dataclass
-class Server:
-    base: str = ""
-    body: bytes = b"{}"
-    etag: str | None = None
-    status: int = 200
-    requests: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # path, If-None-Match, auth
-
-    def serve(self, doc: Any) -> None:
-        self.body = json.dumps(doc).encode()
-
-    def source(self, interval: float = 30, **auth: Any) -> RegistrySource:
-        return RegistrySource(self.base + "/registry", interval, **auth)
-
-
 @pytest.fixture
-def server() -> Iterator[Server]:
-    state = Server()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            state.requests.append((self.path, self.headers.get("If-None-Match"), self.headers.get("Authorization")))
-            if state.status != 200:
-                self.send_error(state.status)
-                return
-            if state.etag is not None and self.headers.get("If-None-Match") == state.etag:
-                self.send_response(304)
-                self.send_header("ETag", state.etag)
-                self.end_headers()
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(state.body)))
-            if state.etag is not None:
-                self.send_header("ETag", state.etag)
-            self.end_headers()
-            self.wfile.write(state.body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    with serving(Handler) as base:
-        state.base = base
+def server() -> Iterator[SourceServer]:
+    with source_server() as state:
         yield state
 
 
@@ -96,7 +54,7 @@ def _closed_port() -> int:
 
 # --- polling ------------------------------------------------------------------------------------------------------
 
-def test_a_source_is_asked_for_inline_with_its_credentials(server: Server) -> None:
+def test_a_source_is_asked_for_inline_with_its_credentials(server: SourceServer) -> None:
     server.serve(_remote("t1"))
     sources = RegistrySources([server.source(bearer_token="tok")])
     poll = sources.poll(sources.sources[0], FETCHER)
@@ -105,7 +63,7 @@ def test_a_source_is_asked_for_inline_with_its_credentials(server: Server) -> No
     assert sources.documents() == {server.base + "/registry": server.body}
 
 
-def test_an_etag_is_sent_back_and_a_304_changes_nothing(server: Server) -> None:
+def test_an_etag_is_sent_back_and_a_304_changes_nothing(server: SourceServer) -> None:
     server.serve(_remote("t1"))
     server.etag = '"v1"'
     sources = RegistrySources([server.source()])
@@ -120,7 +78,7 @@ def test_an_etag_is_sent_back_and_a_304_changes_nothing(server: Server) -> None:
     assert sources.state(source).etag == '"v2"' and b"t2" in sources.documents()[source.url]
 
 
-def test_without_an_etag_the_same_body_is_unchanged(server: Server) -> None:
+def test_without_an_etag_the_same_body_is_unchanged(server: SourceServer) -> None:
     server.serve(_remote("t1", epoch=4))
     sources = RegistrySources([server.source()])
     source = sources.sources[0]
@@ -137,7 +95,7 @@ def test_without_an_etag_the_same_body_is_unchanged(server: Server) -> None:
     (lambda s: setattr(s, "body", b"{not json"), "not JSON"),
     (lambda s: setattr(s, "body", b"[1, 2]"), "not a registry document"),
 ])
-def test_a_failed_poll_keeps_the_last_good_copy(server: Server, breakage: Any, reason: str) -> None:
+def test_a_failed_poll_keeps_the_last_good_copy(server: SourceServer, breakage: Any, reason: str) -> None:
     server.serve(_remote("t1"))
     sources = RegistrySources([server.source()])
     source = sources.sources[0]
@@ -152,7 +110,7 @@ def test_a_failed_poll_keeps_the_last_good_copy(server: Server, breakage: Any, r
     assert sources.state(source).error is None
 
 
-def test_a_refused_or_unreachable_source_fails_without_touching_others(server: Server) -> None:
+def test_a_refused_or_unreachable_source_fails_without_touching_others(server: SourceServer) -> None:
     server.serve(_remote("t1"))
     down = RegistrySource(f"http://127.0.0.1:{_closed_port()}/registry")
     elsewhere = RegistrySource("http://192.0.2.1/registry")  # not on the allow-list
@@ -229,7 +187,7 @@ def test_a_broken_source_document_is_named_by_its_url(tmp_path: Path) -> None:
 
 # --- wiring -------------------------------------------------------------------------------------------------------
 
-def _config(tmp_path: Path, server: Server, interval: float = 1) -> Path:
+def _config(tmp_path: Path, server: SourceServer, interval: float = 1) -> Path:
     config = tmp_path / "config"
     config.mkdir()
     (config / "gateway.yaml").write_text(
@@ -238,7 +196,7 @@ def _config(tmp_path: Path, server: Server, interval: float = 1) -> Path:
     return config
 
 
-def test_startup_and_check_read_the_sources_and_go_on_without_a_dead_one(tmp_path: Path, server: Server,
+def test_startup_and_check_read_the_sources_and_go_on_without_a_dead_one(tmp_path: Path, server: SourceServer,
                                                                            capsys: pytest.CaptureFixture[str]) -> None:
     server.serve(_remote("t1"))
     config = _config(tmp_path, server)
@@ -262,7 +220,7 @@ def test_startup_and_check_read_the_sources_and_go_on_without_a_dead_one(tmp_pat
 
 
 def test_the_reloader_follows_a_source_and_keeps_its_rules_through_a_failure(tmp_path: Path,
-                                                                               server: Server) -> None:
+                                                                               server: SourceServer) -> None:
     server.serve(_remote("t1"))
     config = _config(tmp_path, server)
     sources = RegistrySources()
@@ -302,7 +260,7 @@ def test_the_reloader_follows_a_source_and_keeps_its_rules_through_a_failure(tmp
     asyncio.run(scenario())
 
 
-def test_a_settings_reload_that_adds_a_source_fetches_it(tmp_path: Path, server: Server) -> None:
+def test_a_settings_reload_that_adds_a_source_fetches_it(tmp_path: Path, server: SourceServer) -> None:
     server.serve(_remote("t1"))
     config = tmp_path / "config"
     config.mkdir()
@@ -317,7 +275,7 @@ def test_a_settings_reload_that_adds_a_source_fetches_it(tmp_path: Path, server:
     assert shape(judge_record(engine.ref.ruleset, kafka_ce("t1"), "ep")) == ok("g", "m")
 
 
-def test_export_includes_what_the_sources_answered(tmp_path: Path, server: Server) -> None:
+def test_export_includes_what_the_sources_answered(tmp_path: Path, server: SourceServer) -> None:
     server.serve(_remote("t1"))
     config = _config(tmp_path, server)
     for mode in ([], ["--resolved"]):
