@@ -35,12 +35,15 @@ xgate, then xgate then raw, ...); medians and ranges over rounds; the figures to
 one.
 
 Latency: at half of xgate's median max rate (the same rate for raw), for --latency-seconds, records are
-produced one `send` at a time on a fixed schedule (linger 5 ms, as xgate's sink); each record's send time
-is kept here by its number, and its latency is the time its output was fetched here minus that send time
-(one process, perf_counter). The candidate must first have forwarded a probe record (its startup and group
+produced on a fixed schedule: record i is due at i / rate, and every 5 ms the records whose time has come join
+their partition's open producer batch (protocol_adapters/kafka/outbox.py, handed over as soon as the one
+before it has left, as linger 5 ms would). Its latency is the time its output was fetched here minus its due
+time (one process, perf_counter), so a record the sender handed over late carries that wait too. (Until the
+eleventh sitting each record went out with its own `send`: this process then kept 0.6-0.8 of a core busy at
+7,000-16,000 msg/s, more than either candidate, on the cores they share.) The candidate must first have forwarded a probe record (its startup and group
 join are over), then one warm-up second runs unmeasured. p50/p99 per candidate (median over rounds), p50
-per second of the window (growing: more traffic than the system takes), the CPU the candidate and the whole
-machine spent over the window, and what xgate adds over raw: per round (xgate's run minus raw's of the same
+per second of the window (growing: more traffic than the system takes), the CPU the candidate, this process
+and the whole machine spent over the window, and what xgate adds over raw: per round (xgate's run minus raw's of the same
 round), median and range over the rounds; the target (p99 added <= 5 ms) is met only when the median meets
 it. Both include the broker twice (into the input topic, out of the output topic). This process's own cyclic
 garbage collector is off over the window (it keeps three objects per record, and walking them paused sending
@@ -92,6 +95,12 @@ from bench.kafka_harness import (
     workers_of,
 )
 from bench.results import save
+from protocol_adapters.kafka.mapping import OutgoingRecord
+from protocol_adapters.kafka.outbox import Batch, Outbox
+
+# the paced sender hands the records whose time has come to the producer this often (what linger_ms 5 did when
+# it sent them one `send` at a time, which cost more CPU than the candidates at these rates)
+TICK_SECONDS = 0.005
 
 # -- one run of each kind -------------------------------------------------------------------------------------
 
@@ -150,8 +159,8 @@ async def latency_run(name: str, broker: Broker, wires: list[Wire], rate: float,
     warmup, measured = round(rate * WARMUP_SECONDS), round(rate * seconds)
     probes_max = int(STARTUP_SECONDS / PROBE_INTERVAL)
     consumer = await broker.consumer(outputs, fetch_max_wait_ms=OUTPUT_FETCH_WAIT_MS[broker.kind])
-    # big batches: a send never waits for the broker, whatever it is doing; linger 5 ms as xgate's sink (with 0,
-    # one produce request per record or two is more than the S3-backed broker takes at these rates)
+    # big batches: a send never waits for the broker, whatever it is doing; linger 5 ms as xgate's sink for the
+    # probes (with 0, one produce request per record or two is more than the S3-backed broker takes)
     sender = broker.producer(**BIG_BATCHES)
     await sender.start()
     # numbered up to the most that may be sent; `expected` is cut to what was sent before the final wait
@@ -184,24 +193,37 @@ async def latency_run(name: str, broker: Broker, wires: list[Wire], rate: float,
         # showed up as the candidates' latency. The window runs with it off; the records are freed afterwards.
         gc.collect()
         gc.disable()
-        # record i is due at start + i / rate; a late one goes out at once (catching up, not skipping)
-        start = time.perf_counter()
+        # record i is due at start + i / rate and is timed from then: every TICK_SECONDS the records whose time
+        # has come join their partition's open batch (the project's Outbox: handed to the producer as soon as
+        # the one before it has left), so a late tick's records carry their wait (catching up, not skipping)
+        outbox = Outbox(sender, source)
+        batches: dict[int, Batch] = {}  # every batch the window's records went into, awaited at the end
+        paced = warmup + measured
+        start_ns = time.perf_counter_ns()
         window: list[int] = []
-        # CPU over the measured window: the candidate's, and the whole machine's (this process, the broker and
-        # the other candidate's leftovers included), to tell a slow candidate from a saturated machine
-        cpu_before = (time.perf_counter(), process.cpu_seconds(), *machine_cpu())  # taken again after warm-up
-        for index in range(warmup + measured):
-            delay = start + index / rate - time.perf_counter()
-            if delay > 0.001:
-                await asyncio.sleep(delay)
-            if index == warmup:
-                cpu_before = (time.perf_counter(), process.cpu_seconds(), *machine_cpu())
-            seq = await send()
-            if index >= warmup:
-                window.append(seq)
-        paced_s = time.perf_counter() - start
-        cpu_after = (time.perf_counter(), process.cpu_seconds(), *machine_cpu())
-        await asyncio.gather(*delivered)
+        # CPU over the measured window: the candidate's, this process's (the sender and the measuring consumer),
+        # the whole machine's (the broker and the other candidate's leftovers included), to tell a slow candidate
+        # from a saturated machine
+        cpu_before = (time.perf_counter(), process.cpu_seconds(), time.process_time(), *machine_cpu())
+        index = 0
+        while index < paced:
+            due = min(paced, int((time.perf_counter_ns() - start_ns) * rate / 1e9) + 1)
+            if index <= warmup < due:
+                cpu_before = (time.perf_counter(), process.cpu_seconds(), time.process_time(), *machine_cpu())
+            while index < due:
+                seq, wire = next(records)
+                sent_ns[seq] = start_ns + round(index * 1e9 / rate)
+                batch = outbox.add(wire.partition, OutgoingRecord(wire.value, wire.key, wire.headers,
+                                                                  wire.timestamp_ms))
+                batches[id(batch)] = batch
+                if index >= warmup:
+                    window.append(seq)
+                index += 1
+            await asyncio.sleep(TICK_SECONDS)
+        paced_s = (time.perf_counter_ns() - start_ns) / 1e9
+        cpu_after = (time.perf_counter(), process.cpu_seconds(), time.process_time(), *machine_cpu())
+        await asyncio.gather(*delivered, *(batch.delivered for batch in batches.values()))
+        await outbox.close()
         arrivals.expected = probes + warmup + measured
         await counting
     finally:
@@ -213,10 +235,12 @@ async def latency_run(name: str, broker: Broker, wires: list[Wire], rate: float,
         await sender.stop()
         await consumer.stop()
     timed = [(arrivals.arrived_ns[seq] - sent_ns[seq]) / 1e6 for seq in window if seq in arrivals.arrived_ns]
-    wall, cpu, busy, total = (b - a for a, b in zip(cpu_before, cpu_after, strict=True))
+    wall, cpu, own, busy, total = (b - a for a, b in zip(cpu_before, cpu_after, strict=True))
     result: dict[str, Any] = {"accounting": arrivals.accounting(), "measured": len(window),
                               "achieved_rate": (warmup + measured) / paced_s,
                               "cpu_cores": cpu / wall if wall > 0 else None,
+                              # this process's (the sender and the measuring consumer): the load it adds itself
+                              "bench_cores": own / wall if wall > 0 else None,
                               "machine_busy_pct": 100 * busy / total if total else None}
     if timed:
         ordered = sorted(timed)
@@ -294,7 +318,7 @@ def summarize(rate_runs: dict[str, list[dict[str, Any]]], latency_runs: dict[str
     ratio = ratios["xgate"]["median"] if "xgate" in ratios else None
     ratio_w2 = ratios["xgate-w2"]["median"] if "xgate-w2" in ratios else None
     latency = {name: {key: median_of(runs, key) for key in ("p50_ms", "p99_ms", "max_ms", "achieved_rate",
-                                                             "cpu_cores", "machine_busy_pct")}
+                                                             "cpu_cores", "bench_cores", "machine_busy_pct")}
                for name, runs in latency_runs.items()}
     # what xgate adds, per round (its run beside raw's of the same round), then median and range over rounds
     paired = list(zip(latency_runs["xgate"], latency_runs["raw"], strict=False))
@@ -365,7 +389,8 @@ def render(result: dict[str, Any]) -> str:
     for pct, f in added.items():
         lines.append(f"added latency {pct}: median {f['median']:+.1f} ms [{f['min']:+.1f} to {f['max']:+.1f}] over "
                      f"{len(f['rounds'])} rounds (each xgate round minus raw's of the same round)")
-    window = [f"{name} {num(result['latency_ms'][name].get('cpu_cores'), '.2f')} cores with the machine "
+    window = [f"{name} {num(result['latency_ms'][name].get('cpu_cores'), '.2f')} cores (the sender and measuring "
+              f"consumer {num(result['latency_ms'][name].get('bench_cores'), '.2f')}) with the machine "
               f"{num(result['latency_ms'][name].get('machine_busy_pct'), '.0f')}% busy, p99 by round "
               + "/".join(num(run.get("p99_ms"), ".0f") for run in result["runs"]["latency"][name]) + " ms"
               for name in CANDIDATES if result["latency_ms"].get(name)]

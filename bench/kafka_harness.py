@@ -475,9 +475,11 @@ async def collect(consumer: Any, arrivals: Arrivals, process: Process, timings: 
                     arrivals.arrived_ns[seq] = now_ns
         if arrivals.first is None:
             arrivals.first, arrivals.first_count = now, count
-            arrivals.cpu_first = (process.cpu_seconds(), *machine_cpu())
+            if not timings:
+                arrivals.cpu_first = (process.cpu_seconds(), *machine_cpu())
         arrivals.last = progress = now
-        arrivals.cpu_last = (process.cpu_seconds(), *machine_cpu())
+        if not timings:  # a max-rate run's CPU window; a latency run takes its own, and reads no files per fetch
+            arrivals.cpu_last = (process.cpu_seconds(), *machine_cpu())
         patience = STALL_SECONDS
 
 
