@@ -35,12 +35,13 @@ xgate, then xgate then raw, ...); medians and ranges over rounds; the figures to
 one.
 
 Latency: at half of xgate's median max rate (the same rate for raw), for --latency-seconds, records are
-produced on a fixed schedule: record i is due at i / rate, and every 5 ms the records whose time has come join
-their partition's open producer batch (protocol_adapters/kafka/outbox.py, handed over as soon as the one
-before it has left, as linger 5 ms would). Its latency is the time its output was fetched here minus its due
-time (one process, perf_counter), so a record the sender handed over late carries that wait too. (Until the
-eleventh sitting each record went out with its own `send`: this process then kept 0.6-0.8 of a core busy at
-7,000-16,000 msg/s, more than either candidate, on the cores they share.) The candidate must first have forwarded a probe record (its startup and group
+produced on a fixed schedule by librdkafka (bench/light_traffic.py): record i is due at i / rate, and every
+5 ms the records whose time has come are produced (acks=all, idempotent, linger 1 ms). Its latency is the time
+its output was read here (librdkafka too, each record timed as its fetch arrives) minus its due time (one
+process, perf_counter), so a record the sender handed over late carries that wait too. (Until the eleventh
+sitting the sender and the measuring consumer were aiokafka's, one `send` a record: this process then kept
+0.5-0.8 of a core busy at 7,000-16,000 msg/s, more than either candidate, on the cores they share; librdkafka
+keeps it at about 0.3.) The candidate must first have forwarded a probe record (its startup and group
 join are over), then one warm-up second runs unmeasured. p50/p99 per candidate (median over rounds), p50
 per second of the window (growing: more traffic than the system takes), the CPU the candidate, this process
 and the whole machine spent over the window, and what xgate adds over raw: per round (xgate's run minus raw's of the same
@@ -59,7 +60,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import gc
 import os
 import statistics
@@ -70,7 +70,6 @@ from typing import Any
 
 from bench import workload
 from bench.kafka_harness import (
-    BIG_BATCHES,
     CANDIDATES,
     FETCH_WAIT_ENV,
     OUTPUT_FETCH_WAIT_MS,
@@ -94,13 +93,8 @@ from bench.kafka_harness import (
     wire_records,
     workers_of,
 )
+from bench.light_traffic import ArrivalWatch, PacedSender
 from bench.results import save
-from protocol_adapters.kafka.mapping import OutgoingRecord
-from protocol_adapters.kafka.outbox import Batch, Outbox
-
-# the paced sender hands the records whose time has come to the producer this often (what linger_ms 5 did when
-# it sent them one `send` at a time, which cost more CPU than the candidates at these rates)
-TICK_SECONDS = 0.005
 
 # -- one run of each kind -------------------------------------------------------------------------------------
 
@@ -158,82 +152,52 @@ async def latency_run(name: str, broker: Broker, wires: list[Wire], rate: float,
     source, *outputs = await broker.create("lat-in", *(f"lat-{name}-{role}" for role in roles))
     warmup, measured = round(rate * WARMUP_SECONDS), round(rate * seconds)
     probes_max = int(STARTUP_SECONDS / PROBE_INTERVAL)
-    consumer = await broker.consumer(outputs, fetch_max_wait_ms=OUTPUT_FETCH_WAIT_MS[broker.kind])
-    # big batches: a send never waits for the broker, whatever it is doing; linger 5 ms as xgate's sink for the
-    # probes (with 0, one produce request per record or two is more than the S3-backed broker takes)
-    sender = broker.producer(**BIG_BATCHES)
-    await sender.start()
     # numbered up to the most that may be sent; `expected` is cut to what was sent before the final wait
     arrivals = Arrivals.of(probes_max + warmup + measured, outputs, name)
     records = cycled(wires, arrivals.expected)
     sent_ns: dict[int, int] = {}
-    delivered: list[asyncio.Future[Any]] = []
-
-    async def send() -> int:
-        seq, wire = next(records)
-        sent_ns[seq] = time.perf_counter_ns()
-        delivered.append(await sender.send(source, wire.value, key=wire.key, partition=wire.partition,
-                                           timestamp_ms=wire.timestamp_ms, headers=wire.headers))
-        return seq
-
+    sender = PacedSender(broker.bootstrap, source)
+    watch = ArrivalWatch(broker.bootstrap, outputs, broker.partitions, arrivals, OUTPUT_FETCH_WAIT_MS[broker.kind])
     process = spawn(name, broker, source, outputs, work)
-    counting = asyncio.create_task(collect(consumer, arrivals, process, timings=True))
+    watch.start()
     try:
         probes = 0
-        while arrivals.unique == 0 and probes < probes_max and not counting.done():
-            await send()
+        while arrivals.unique == 0 and probes < probes_max and watch.is_alive():
+            process.check()
+            seq, wire = next(records)
+            sent_ns[seq] = time.perf_counter_ns()
+            sender.send(wire)
             probes += 1
             await asyncio.sleep(PROBE_INTERVAL)
         if arrivals.unique == 0:
-            if counting.done():
-                counting.result()  # a candidate that exited raises here, with its log
+            process.check()  # a candidate that exited raises here, with its log
             raise RuntimeError(f"{name}: no output within {STARTUP_SECONDS:.0f} s:\n{process.tail()}")
-        # this process keeps a send time, an arrival time and a delivery future per record; its cyclic collector
-        # walking them all paused the sending and the timing of arrivals for 50-380 ms every second or two, which
-        # showed up as the candidates' latency. The window runs with it off; the records are freed afterwards.
+        # made before the clock starts, so that the window times sending, not making records
+        paced = [next(records) for _ in range(warmup + measured)]
+        # this process keeps a send time and an arrival time per record; its cyclic collector walking them
+        # paused the sending and the timing of arrivals for 50-380 ms every second or two, which showed up as
+        # the candidates' latency. The window runs with it off; the records are freed afterwards.
         gc.collect()
         gc.disable()
-        # record i is due at start + i / rate and is timed from then: every TICK_SECONDS the records whose time
-        # has come join their partition's open batch (the project's Outbox: handed to the producer as soon as
-        # the one before it has left), so a late tick's records carry their wait (catching up, not skipping)
-        outbox = Outbox(sender, source)
-        batches: dict[int, Batch] = {}  # every batch the window's records went into, awaited at the end
-        paced = warmup + measured
-        start_ns = time.perf_counter_ns()
-        window: list[int] = []
-        # CPU over the measured window: the candidate's, this process's (the sender and the measuring consumer),
-        # the whole machine's (the broker and the other candidate's leftovers included), to tell a slow candidate
-        # from a saturated machine
-        cpu_before = (time.perf_counter(), process.cpu_seconds(), time.process_time(), *machine_cpu())
-        index = 0
-        while index < paced:
-            due = min(paced, int((time.perf_counter_ns() - start_ns) * rate / 1e9) + 1)
-            if index <= warmup < due:
-                cpu_before = (time.perf_counter(), process.cpu_seconds(), time.process_time(), *machine_cpu())
-            while index < due:
-                seq, wire = next(records)
-                sent_ns[seq] = start_ns + round(index * 1e9 / rate)
-                batch = outbox.add(wire.partition, OutgoingRecord(wire.value, wire.key, wire.headers,
-                                                                  wire.timestamp_ms))
-                batches[id(batch)] = batch
-                if index >= warmup:
-                    window.append(seq)
-                index += 1
-            await asyncio.sleep(TICK_SECONDS)
-        paced_s = (time.perf_counter_ns() - start_ns) / 1e9
-        cpu_after = (time.perf_counter(), process.cpu_seconds(), time.process_time(), *machine_cpu())
-        await asyncio.gather(*delivered, *(batch.delivered for batch in batches.values()))
-        await outbox.close()
+
+        # CPU at the end of the warm-up and of the window: the candidate's, this process's (the sender and the
+        # measuring consumer), the whole machine's (the broker and the other candidate's leftovers included), to
+        # tell a slow candidate from a saturated machine
+        def snapshot() -> tuple[float, ...]:
+            return (time.perf_counter(), process.cpu_seconds(), time.process_time(), *machine_cpu())
+
+        cpu_before, cpu_after, paced_s = await asyncio.to_thread(sender.paced, paced, rate, warmup, sent_ns, snapshot)
+        window = [seq for seq, _ in paced[warmup:]]
+        await asyncio.to_thread(sender.flush)
         arrivals.expected = probes + warmup + measured
-        await counting
+        await asyncio.to_thread(watch.join)
+        if watch.error is not None:
+            raise watch.error
     finally:
         gc.enable()
-        counting.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await counting
+        watch.stop()
         process.stop()
-        await sender.stop()
-        await consumer.stop()
+        await asyncio.to_thread(watch.join)
     timed = [(arrivals.arrived_ns[seq] - sent_ns[seq]) / 1e6 for seq in window if seq in arrivals.arrived_ns]
     wall, cpu, own, busy, total = (b - a for a, b in zip(cpu_before, cpu_after, strict=True))
     result: dict[str, Any] = {"accounting": arrivals.accounting(), "measured": len(window),
