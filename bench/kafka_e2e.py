@@ -68,7 +68,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import workload
+from bench import light_traffic, workload
 from bench.kafka_harness import (
     CANDIDATES,
     FETCH_WAIT_ENV,
@@ -264,7 +264,7 @@ async def measure(count: int, rounds: int, latency_seconds: float, latency_round
     result = summarize(rate_runs, latency_runs, count, conformant)
     result.update(messages=count, rounds=rounds, partitions=partitions, broker=f"{kind} Kafka on {bootstrap}",
                   latency_rate=half, latency_seconds=latency_seconds, latency_rounds=latency_rounds,
-                  fetch_wait_ms=source_fetch_wait_ms(),
+                  fetch_wait_ms=source_fetch_wait_ms(), tick_ms=light_traffic.TICK_SECONDS * 1000,
                   runs={"rate": rate_runs, "latency": latency_runs})
     return result
 
@@ -334,7 +334,8 @@ def render(result: dict[str, Any]) -> str:
     title = (f"kafka end to end ({result['broker']}, {result['partitions']} partitions): {result['messages']} "
              f"workload messages preloaded, {result['rounds']} interleaved max-rate rounds; "
              f"{result['latency_rounds']} latency rounds of {result['latency_seconds']:g} s at "
-             f"{result['latency_rate']:.0f} msg/s; source fetch_max_wait_ms {result.get('fetch_wait_ms', '?')}; "
+             f"{result['latency_rate']:.0f} msg/s sent every {result.get('tick_ms', 5):g} ms; source fetch_max_wait_ms "
+             f"{result.get('fetch_wait_ms', '?')}; "
              "median [min-max] over rounds")
     header = (f"{'candidate':<10} {'msg/s':>20} {'cpu us/msg':>11} {'cores':>6} {'p50 ms':>8} "
               f"{'p99 ms':>8}")
@@ -386,6 +387,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small counts, for trying the bench")
     parser.add_argument("--fetch-wait-ms", type=int, help="fetch_max_wait_ms of both candidates' source consumers "
                         "(default 500, aiokafka's); lower trades requests for latency at low rates")
+    parser.add_argument("--tick-ms", type=float, help="how often the latency runs' sender produces the records "
+                        "due (default 5): the input's batches per second at the same rate")
     # the raw candidate's own process (the bench starts it)
     parser.add_argument("--forward", nargs=2, metavar=("SOURCE", "TARGET"), help=argparse.SUPPRESS)
     parser.add_argument("--bootstrap", default=workload.BOOTSTRAP, help=argparse.SUPPRESS)
@@ -396,6 +399,8 @@ def main() -> int:
         return 0
     if args.fetch_wait_ms is not None:
         os.environ[FETCH_WAIT_ENV] = str(args.fetch_wait_ms)
+    if args.tick_ms is not None:
+        light_traffic.TICK_SECONDS = args.tick_ms / 1000
     if args.quick:
         args.count, args.rounds, args.latency_seconds, args.latency_rounds = 10000, 1, 2.0, 1
     result = run(args.count, args.rounds, args.latency_seconds, args.latency_rounds, args.partitions, args.broker)
