@@ -40,7 +40,7 @@ produced on a fixed schedule by librdkafka (bench/light_traffic.py): record i is
 its output was read here (librdkafka too, each record timed as its fetch arrives) minus its due time (one
 process, perf_counter), so a record the sender handed over late carries that wait too. (Until the eleventh
 sitting the sender and the measuring consumer were aiokafka's, one `send` a record: this process then kept
-0.5-0.8 of a core busy at 7,000-16,000 msg/s, more than either candidate, on the cores they share; librdkafka
+0.6-0.8 of a core busy at 7,000-16,000 msg/s, more than either candidate, on the cores they share; librdkafka
 keeps it at about 0.3.) The candidate must first have forwarded a probe record (its startup and group
 join are over), then one warm-up second runs unmeasured. p50/p99 per candidate (median over rounds), p50
 per second of the window (growing: more traffic than the system takes), the CPU the candidate, this process
@@ -123,7 +123,7 @@ async def rate_run(name: str, broker: Broker, source: str, count: int, work: Pat
             await ready
             await group_stable(broker, group, workers_of(name), process)
             await preload(broker, source, wires)
-        await collect(consumer, arrivals, process, timings=False)
+        await collect(consumer, arrivals, process)
         ready_s = ready.result() if ready.done() else None
     finally:
         ready.cancel()
@@ -170,6 +170,8 @@ async def latency_run(name: str, broker: Broker, wires: list[Wire], rate: float,
             probes += 1
             await asyncio.sleep(PROBE_INTERVAL)
         if arrivals.unique == 0:
+            if watch.error is not None:
+                raise watch.error
             process.check()  # a candidate that exited raises here, with its log
             raise RuntimeError(f"{name}: no output within {STARTUP_SECONDS:.0f} s:\n{process.tail()}")
         # made before the clock starts, so that the window times sending, not making records

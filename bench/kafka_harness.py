@@ -419,7 +419,7 @@ class Arrivals:
     first: float | None = None
     first_count: int = 0
     last: float | None = None
-    arrived_ns: dict[int, int] = field(default_factory=dict)  # filled only when latencies are wanted
+    arrived_ns: dict[int, int] = field(default_factory=dict)  # a latency run's arrivals (bench/light_traffic.py)
     # (candidate CPU, machine busy, machine total) seconds at the first output record and at the last
     cpu_first: tuple[float, float, float] | None = None
     cpu_last: tuple[float, float, float] | None = None
@@ -446,15 +446,16 @@ def sequence(headers: Any) -> int:
     raise ValueError(f"output record without a {SEQ_HEADER} header")
 
 
-async def collect(consumer: Any, arrivals: Arrivals, process: Process, timings: bool) -> None:
-    """Fetch until every expected record arrived; returns early (`arrivals` incomplete) after a stall."""
+async def collect(consumer: Any, arrivals: Arrivals, process: Process) -> None:
+    """Fetch until every expected record arrived; returns early (`arrivals` incomplete) after a stall. A max-rate
+    run's reader: it notes the CPU at the first and the last arrival (a latency run times each arrival instead,
+    bench/light_traffic.py)."""
     seen = arrivals.seen
     progress = time.perf_counter()
     patience = STARTUP_SECONDS
     while not arrivals.complete:
         fetched = await consumer.getmany(timeout_ms=100)
         now = time.perf_counter()
-        now_ns = time.perf_counter_ns()
         if not fetched:
             process.check()
             if now - progress > patience:
@@ -471,15 +472,11 @@ async def collect(consumer: Any, arrivals: Arrivals, process: Process, timings: 
                     continue
                 seen[seq] = 1
                 arrivals.unique += 1
-                if timings:
-                    arrivals.arrived_ns[seq] = now_ns
         if arrivals.first is None:
             arrivals.first, arrivals.first_count = now, count
-            if not timings:
-                arrivals.cpu_first = (process.cpu_seconds(), *machine_cpu())
+            arrivals.cpu_first = (process.cpu_seconds(), *machine_cpu())
         arrivals.last = progress = now
-        if not timings:  # a max-rate run's CPU window; a latency run takes its own, and reads no files per fetch
-            arrivals.cpu_last = (process.cpu_seconds(), *machine_cpu())
+        arrivals.cpu_last = (process.cpu_seconds(), *machine_cpu())
         patience = STALL_SECONDS
 
 

@@ -1,8 +1,9 @@
 """The Kafka latency run's sender and measuring consumer, on librdkafka (confluent-kafka), each on a thread.
 
 They share the two cores with the broker and the candidate they measure, so they must cost little: written on
-aiokafka (one `send` a record, then batches through the Outbox) this process kept 0.5-0.8 of a core busy at
-7,000-16,000 msg/s, more than either candidate, and the machine 90% busy in xgate's rounds. librdkafka does the
+aiokafka (one `send` a record; then each 5 ms's records through the project's Outbox) this process kept 0.6-0.8
+(then 0.4-0.6) of a core busy at 7,000-16,000 msg/s, as much as either candidate or more, and the machine 90-97%
+busy in xgate's rounds. librdkafka does the
 batching, the wire and the record parsing in C on its own threads; what stays in Python is one `produce` call a
 record and reading each arrival's `bench-seq` header.
 """
