@@ -432,6 +432,15 @@ class Arrivals:
     def complete(self) -> bool:
         return self.unique >= self.expected
 
+    def arrived(self, seq: int) -> bool:
+        """Note one arrival of record `seq`: True the first time, False (counted) for a duplicate."""
+        if self.seen[seq]:
+            self.duplicates += 1
+            return False
+        self.seen[seq] = 1
+        self.unique += 1
+        return True
+
     def accounting(self) -> dict[str, Any]:
         return {"sent": self.expected, "arrived": self.unique, "lost": self.expected - self.unique,
                 "duplicates": self.duplicates, "by_topic": {self.roles[t]: n for t, n in self.by_topic.items()}}
@@ -450,7 +459,6 @@ async def collect(consumer: Any, arrivals: Arrivals, process: Process) -> None:
     """Fetch until every expected record arrived; returns early (`arrivals` incomplete) after a stall. A max-rate
     run's reader: it notes the CPU at the first and the last arrival (a latency run times each arrival instead,
     bench/light_traffic.py)."""
-    seen = arrivals.seen
     progress = time.perf_counter()
     patience = STARTUP_SECONDS
     while not arrivals.complete:
@@ -466,12 +474,7 @@ async def collect(consumer: Any, arrivals: Arrivals, process: Process) -> None:
             arrivals.by_topic[tp.topic] = arrivals.by_topic.get(tp.topic, 0) + len(records)
             count += len(records)
             for record in records:
-                seq = sequence(record.headers)
-                if seen[seq]:
-                    arrivals.duplicates += 1
-                    continue
-                seen[seq] = 1
-                arrivals.unique += 1
+                arrivals.arrived(sequence(record.headers))
         if arrivals.first is None:
             arrivals.first, arrivals.first_count = now, count
             arrivals.cpu_first = (process.cpu_seconds(), *machine_cpu())

@@ -111,7 +111,7 @@ class ArrivalWatch(threading.Thread):
 
     def _watch(self) -> None:
         arrivals = self.arrivals
-        seen, by_topic, arrived_ns = arrivals.seen, arrivals.by_topic, arrivals.arrived_ns
+        by_topic, arrived_ns = arrivals.by_topic, arrivals.arrived_ns
         poll, consume = self._consumer.poll, self._consumer.consume
         progress = time.perf_counter()
         patience = STARTUP_SECONDS
@@ -135,12 +135,8 @@ class ArrivalWatch(threading.Thread):
                 topic = message.topic() or ""
                 by_topic[topic] = by_topic.get(topic, 0) + 1
                 seq = sequence(message.headers() or ())
-                if seen[seq]:
-                    arrivals.duplicates += 1
-                    continue
-                seen[seq] = 1
-                arrivals.unique += 1
-                arrived_ns[seq] = now_ns
+                if arrivals.arrived(seq):
+                    arrived_ns[seq] = now_ns
             if arrivals.first is None:
                 arrivals.first, arrivals.first_count = now, len(messages)
             arrivals.last = progress = now
