@@ -12,7 +12,7 @@ Candidates, each a subprocess of this interpreter, each measured by the same con
   xgate  `xgate run --config DIR` (python -m gateway.cli): the reference workload's registry (50 definitions,
          bench/workload.py) on its Kafka consumer endpoint with a fresh consumer group (autooffsetreset
          earliest, the default: it starts at the beginning of the topic), conformant messages to a `valid`
-         topic, nonconformant ones to a `dlq` topic, every other setting at its default (inflight 1000)
+         topic, nonconformant ones to a `dlq` topic, every other setting at its default (inflight 4000)
 Messages are bench.workload.messages records, produced as xgate's own Kafka sink would produce them
 (gateway.recorded.envelope_from_record, then protocol_adapters.kafka.mapping.outgoing_record) on their
 recorded partition, with one extra header in front: `bench-seq`, the record's number in the run. Both

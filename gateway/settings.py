@@ -12,7 +12,7 @@ routes:
     nonconformant: telemetry.dlq
     unmatched: telemetry.dlq      # default: same as nonconformant
     policy: forward               # forward | observe | reject | drop
-    inflight: 1000                # messages on their way per route (backpressure window)
+    inflight: 4000                # messages on their way per route (backpressure window)
     exactly_once: false           # Kafka to Kafka only: outputs and consumed offsets in one transaction
 endpoints:
   telemetry.in:
@@ -24,7 +24,7 @@ endpoints:
     tls: {ca: /etc/xgate/ca.pem, cert: /etc/xgate/client.pem, key: /etc/xgate/client.key, verify: true}
     sasl_mechanism: SCRAM-SHA-512          # any other key lands in the adapter's `extra`
 runtime:
-  inflight: 1000                  # default per-route window
+  inflight: 4000                  # default per-route window
   drain_timeout: 30               # seconds SIGTERM waits for in-flight messages
   summary_interval: 0             # seconds between live summary lines on stderr (0: off)
   metrics_address: 127.0.0.1:9464 # /metrics /healthz /readyz ("" turns the server off)
@@ -134,7 +134,7 @@ class EndpointSettings:
 
 @dataclass(frozen=True, slots=True)
 class RuntimeSettings:
-    inflight: int = 1000
+    inflight: int = 4000
     drain_timeout: float = 30.0
     summary_interval: float = 0.0
     metrics_address: str = "127.0.0.1:9464"

@@ -192,7 +192,7 @@ _ROUTE = """\
 
 _SETTINGS_TAIL = """\
 {endpoints}runtime:
-  inflight: 1000                       # messages on their way per route: the backpressure window
+  inflight: 4000                       # messages on their way per route: the backpressure window
   drain_timeout: 30                    # seconds SIGTERM waits for messages in flight
   metrics_address: 127.0.0.1:9464      # /metrics, /healthz, /readyz and /registry; loopback by default
 remote:

@@ -31,7 +31,7 @@ Client tuning, read from `config.options` and then `config.extra` (aiokafka name
 | `commit_interval_ms` | source | `200` | how often acknowledged offsets are committed |
 | `commit_every` | source | `1000` | also commit as soon as this many messages were acknowledged |
 | `max_unacked` | source | `10000` | messages handed out and not yet acknowledged before fetching pauses (backpressure) |
-| `fetch_max_records` | source | `500` | most records taken from the client per fetch |
+| `fetch_max_records` | source | `2000` | most records taken from the client per fetch |
 | `max_partition_fetch_bytes` | source | `1048576` | most bytes fetched per partition per request |
 | `fetch_max_wait_ms` | source | `500` | longest the broker may hold a fetch waiting for data (lower: less latency at low rates, more requests) |
 | `fetch_min_bytes` | source | `1` | bytes the broker waits for before answering a fetch |
@@ -177,7 +177,7 @@ def source_options(config: EndpointConfig) -> KafkaSourceOptions:
         commit_interval=read.integer("commit_interval_ms", default=200, least=1) / 1000,
         commit_every=read.integer("commit_every", default=1000, least=0),
         max_unacked=read.integer("max_unacked", default=10000, least=1),
-        fetch_max_records=read.integer("fetch_max_records", default=500, least=1),
+        fetch_max_records=read.integer("fetch_max_records", default=2000, least=1),
         max_partition_fetch_bytes=read.integer("max_partition_fetch_bytes", default=1048576, least=0),
         fetch_max_wait_ms=read.integer("fetch_max_wait_ms", default=500, least=0),
         fetch_min_bytes=read.integer("fetch_min_bytes", default=1, least=1),
