@@ -252,6 +252,10 @@ class Pipeline:
                 if share is None:  # not setdefault: that would build a tuple and a list per message
                     share = shares[destination.endpoint_id] = (destination, [])
                 share[1].append(item)
+        if len(shares) == 1:  # the common case: no task for it
+            (share,) = shares.values()
+            await self._deliver_share(*share)
+            return
         await asyncio.gather(*(self._deliver_share(*share) for share in shares.values()))
 
     async def settle(self, source: Any, judged: list[Judged]) -> int:

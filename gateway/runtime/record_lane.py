@@ -88,7 +88,7 @@ class RecordLane:
         items: list[Judged] | None = None  # every message as the general path holds it, once settled that way
         try:
             forwarded, others = self._split(source, handles, results, each)
-            failed, _ = await asyncio.gather(self._forward(source, forwarded), pipeline.deliver_judged(others))
+            failed = await self._forward_and_deliver(source, forwarded, others)
             if not failed and all(item.delivered and item.verdict is not None for item in others):
                 await source.ack_handles(handles)
                 for item in others:
@@ -140,6 +140,18 @@ class RecordLane:
             observe_many(pipeline.metrics.validation, [each] * len(forwarded))
         others = pipeline.decide_all(envelopes, verdicts, [each] * len(envelopes)) if envelopes else []
         return forwarded, others
+
+    async def _forward_and_deliver(self, source: Any, forwarded: list[tuple[Handle, int]],
+                                   others: list[Judged]) -> dict[int, Landing]:
+        """`_forward` the conformant records and deliver the rest, concurrently when there are both (a task
+        each); what `_forward` returns."""
+        if not others:
+            return await self._forward(source, forwarded)
+        if not forwarded:
+            await self.pipeline.deliver_judged(others)
+            return {}
+        failed, _ = await asyncio.gather(self._forward(source, forwarded), self.pipeline.deliver_judged(others))
+        return failed
 
     async def _forward(self, source: Any, forwarded: list[tuple[Handle, int]]) -> dict[int, Landing]:
         """The conformant records to their destination in one call; any it did not confirm go through the

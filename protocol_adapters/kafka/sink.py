@@ -163,10 +163,12 @@ class KafkaSink:
             except AdapterError as exc:
                 failures[index] = exc
         waits = list(joined.values())
-        # shielded: a caller cancelled while it waits must not cancel a batch other callers' records share
-        outcomes = await asyncio.gather(*(asyncio.shield(batch.delivered) for batch, _ in waits),
-                                        return_exceptions=True)
-        for (_, indexes), outcome in zip(waits, outcomes, strict=True):
+        if waits:
+            # asyncio.wait, not gather: a caller cancelled while it waits must not cancel a batch other callers'
+            # records share (wait leaves the futures alone), and it costs one waiter for all of them
+            await asyncio.wait([batch.delivered for batch, _ in waits])
+        for batch, indexes in waits:
+            outcome = batch.delivered.exception()
             if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
                 raise outcome  # cancelled: shutdown, not a failed delivery
             if isinstance(outcome, Exception):
