@@ -123,3 +123,36 @@ def test_closing_fails_what_was_never_handed_over() -> None:
         await settle(producer)
         assert handed.delivered.result() is None
     asyncio.run(scenario())
+
+
+class PartitionedProducer(Producer):
+    async def partitions_for(self, topic: str) -> set[int]:
+        return {0}
+
+
+def test_a_caller_cancelled_while_it_waits_leaves_the_batch_it_shares_to_the_others() -> None:
+    """KafkaSink waits on the batches its records joined: cancelling one caller (a route's batch at shutdown)
+    must neither cancel the batch nor fail the records other callers put in it."""
+    from protocol_adapters.base import EndpointConfig
+    from protocol_adapters.kafka.sink import KafkaSink, create_sink
+
+    async def scenario() -> None:
+        sink: KafkaSink = create_sink(EndpointConfig("k.out", "KAFKA", ("tcp://127.0.0.1:9",), {"topic": "out"}))
+        producer = PartitionedProducer(room=100)
+        sink._producer = producer  # connected: what aiokafka's producer would be
+        held = asyncio.create_task(sink._send_all([record(b"held")]))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the first batch is handed over; the next ones wait for it to drain
+        cancelled = asyncio.create_task(sink._send_all([record(b"c1")]))
+        kept = asyncio.create_task(sink._send_all([record(b"k1")]))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        producer.drain.set()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert producer.handed == [(0, [b"held"]), (0, [b"c1", b"k1"])]  # the shared batch left whole
+        await settle(producer)
+        assert await kept == [None] and await held == [None]
+    asyncio.run(scenario())
