@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka.mapping import OutgoingRecord
 from protocol_adapters.kafka.outbox import Outbox
+from protocol_adapters.kafka.sink import KafkaSink, create_sink
 
 
 class Builder:
@@ -133,9 +135,6 @@ class PartitionedProducer(Producer):
 def test_a_caller_cancelled_while_it_waits_leaves_the_batch_it_shares_to_the_others() -> None:
     """KafkaSink waits on the batches its records joined: cancelling one caller (a route's batch at shutdown)
     must neither cancel the batch nor fail the records other callers put in it."""
-    from protocol_adapters.base import EndpointConfig
-    from protocol_adapters.kafka.sink import KafkaSink, create_sink
-
     async def scenario() -> None:
         sink: KafkaSink = create_sink(EndpointConfig("k.out", "KAFKA", ("tcp://127.0.0.1:9",), {"topic": "out"}))
         producer = PartitionedProducer(room=100)
