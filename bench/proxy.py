@@ -13,8 +13,12 @@ producer setting at the Java client's default, to a fresh topic of a private Kaf
           by a KAFKA endpoint whose one definition is a JSON Schema (no CloudEvents envelope: ProducerPerformance
           sends no headers, and its records are plain JSON bodies from a payload file)
 Max rate: `--throughput -1`, the rate ProducerPerformance reports; each candidate's ratio to direct per round.
-Half load: all at half the proxy's median max rate; the added p99 is a candidate's p99 produce latency (as
-ProducerPerformance reports it: send to acknowledgement) minus the direct one's, per round.
+Half load: all at half the proxy's median max rate for HALF_LOAD_SECONDS, the first WARMUP_SECONDS of it
+ProducerPerformance's warm-up (`--warmup-records`, KIP-1052); the added p99 is a candidate's steady-state p99
+produce latency (as ProducerPerformance reports it: send to acknowledgement) minus the direct one's, per round.
+The tools come from Kafka TOOLS_VERSION (the broker stays on deploy/brokers/kafka.sh's version): 4.1's
+ProducerPerformance has no warm-up, and each run is a fresh JVM whose first second (class loading, the first
+connections, metadata through the proxy) held the slowest 1% of a 5-second run for every candidate.
 CPU per record: the relay's and the proxy's user + system CPU over their max-rate runs, per record.
 Every round runs the candidates back to back, the order rotated (bench/rounds.py); medians with ranges.
 """
@@ -45,10 +49,14 @@ SCHEMA = {"type": "object", "required": ["seq", "reading", "pad"],
           "properties": {"seq": {"type": "integer", "minimum": 0}, "reading": {"type": "number"},
                          "unit": {"enum": ["C", "F"]}, "pad": {"type": "string"}}}
 TARGET_RATE = 0.5
+TOOLS_VERSION = "4.2.2"  # the first ProducerPerformance with --warmup-records is 4.2's
+HALF_LOAD_SECONDS, WARMUP_SECONDS = 15, 5
 TARGET_P99_MS = 5.0
 NODE_ID = 1  # deploy/brokers/kafka.sh's node.id
-_SUMMARY = re.compile(r"(\d+) records sent, ([0-9.]+) records/sec .*?([0-9.]+) ms avg latency, ([0-9.]+) ms max "
-                      r"latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99.9th")
+# the whole run's summary line and, after a warm-up, the steady state's ("N steady state records sent, ...")
+_SUMMARY = re.compile(r"^(\d+) (steady state )?records sent, ([0-9.]+) records/sec .*?([0-9.]+) ms avg latency, "
+                      r"([0-9.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99.9th",
+                      re.MULTILINE)
 
 
 def payload_file(folder: Path) -> Path:
@@ -85,28 +93,34 @@ def proxy_config(folder: Path, upstream: str, port: int, topics: list[str]) -> P
 
 
 def tools_classpath() -> str:
-    done = subprocess.run(["bash", str(KAFKA_SCRIPT), "libs"], check=True, capture_output=True, text=True)
+    """Kafka's jars at TOOLS_VERSION, resolved by the broker script into their own cache beside the broker's."""
+    done = subprocess.run(["bash", str(KAFKA_SCRIPT), "libs"], check=True, capture_output=True, text=True,
+                          env={**os.environ, "XGATE_KAFKA_VERSION": TOOLS_VERSION})
     return f"{done.stdout.strip().splitlines()[-1]}/*"
 
 
 def producer_performance(classpath: str, bootstrap: str, topic: str, records: int, payloads: Path,
-                         throughput: float) -> dict[str, float]:
+                         throughput: float, warmup: int = 0) -> dict[str, float]:
+    """One ProducerPerformance run; with `warmup`, its figures are the steady state's (all records still counted
+    as sent)."""
     java = f"{os.environ['JAVA_HOME']}/bin/java" if os.environ.get("JAVA_HOME") else "java"
     done = subprocess.run(
         [java, "-Xmx512m", "-cp", classpath, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
          "--num-records", str(records), "--throughput", str(int(throughput)), "--payload-file", str(payloads),
+         *(["--warmup-records", str(warmup)] if warmup else []),
          "--producer-props", f"bootstrap.servers={bootstrap}", "acks=all", "batch.size=16384"],
         check=False, capture_output=True, text=True, timeout=600)
-    found = _SUMMARY.findall(done.stdout)
-    print(f"bench.proxy: {bootstrap} {topic}: {found[-1] if found else done.stdout[-300:]}", file=sys.stderr,
-          flush=True)
-    if done.returncode or not found or "ERROR" in done.stderr:
+    found = {bool(steady): figures for _, steady, *figures in _SUMMARY.findall(done.stdout)}
+    figures = found.get(bool(warmup))
+    print(f"bench.proxy: {bootstrap} {topic}: {figures or done.stdout[-300:]}", file=sys.stderr, flush=True)
+    if done.returncode or not figures or "ERROR" in done.stderr:
         raise RuntimeError(f"ProducerPerformance to {bootstrap} failed ({done.returncode}):\n"
                            f"{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
-    sent, rate, average, _, _, _, p99, _ = found[-1]
-    if int(sent) != records:
-        raise RuntimeError(f"ProducerPerformance sent {sent} of {records} records")
-    return {"sent": float(sent), "rate": float(rate), "avg_ms": float(average), "p99_ms": float(p99)}
+    sent = _SUMMARY.search(done.stdout)
+    if sent is None or int(sent.group(1)) != records:
+        raise RuntimeError(f"ProducerPerformance sent {sent and sent.group(1)} of {records} records")
+    rate, average, _, _, _, p99, _ = figures
+    return {"sent": float(records), "rate": float(rate), "avg_ms": float(average), "p99_ms": float(p99)}
 
 
 # the private broker's second listener, RELAYED, advertises the relay's port: a client bootstrapped there stays on it
@@ -176,10 +190,11 @@ def _rounds(classpath: str, bootstrap: dict[str, str], processes: dict[str, Proc
                 cpu[name].append((process.cpu_seconds() - before) / records * 1e6)
     half = summary([r["rate"] for r in top["proxy"]])["median"] * 0.5
     loaded: dict[str, list[dict[str, float]]] = {name: [] for name in AT_HALF_LOAD}
-    count = max(int(half * 5), 5_000)  # about 5 s at half load
+    count, warmup = (max(int(half * seconds), 1_000 * seconds) for seconds in (HALF_LOAD_SECONDS, WARMUP_SECONDS))
     for index in range(rounds):
         for name in rotated(AT_HALF_LOAD, index):
-            loaded[name].append(producer_performance(classpath, bootstrap[name], next(spare), count, payloads, half))
+            loaded[name].append(producer_performance(classpath, bootstrap[name], next(spare), count, payloads, half,
+                                                     warmup))
 
     def over_direct(name: str) -> dict[str, Any]:
         found = {"ratio": summary([c["rate"] / d["rate"] for c, d in zip(top[name], top["direct"], strict=True)])}
@@ -234,7 +249,7 @@ def render(result: dict[str, Any]) -> str:
          f"proxy {span(rate['proxy'], 0)}   proxy --workers 2 {span(rate['proxy2'], 0)}"),
         (f"  x direct              relay {span(relay['ratio'])}   proxy {span(proxy['ratio'])}   "
          f"target >= {TARGET_RATE}: {met}   proxy --workers 2 {span(proxy2['ratio'])}"),
-        (f"  p99 at {result['half_load_rate']:.0f}/s (ms)    direct {span(p99['direct'], 0)}   "
+        (f"  p99 at {result['half_load_rate']:.0f}/s (ms, steady state)  direct {span(p99['direct'], 0)}   "
          f"relay {span(p99['relay'], 0)}   proxy {span(p99['proxy'], 0)}"),
         (f"  added p99             relay {added(relay['added_p99_ms'])}   proxy {added(proxy['added_p99_ms'])}   "
          f"target <= {TARGET_P99_MS:.0f} ms: {met_p99}"),

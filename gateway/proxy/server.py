@@ -215,8 +215,10 @@ class Proxy:
                 await to_broker.wait_closed()
 
     async def _read_frame(self, client: asyncio.StreamReader, peer: Any) -> bytes | None:
+        # asyncio.timeout, not wait_for: on 3.11 wait_for wraps each read in a task of its own, two a request
         try:
-            head = await asyncio.wait_for(client.readexactly(4), IDLE_SECONDS)
+            async with asyncio.timeout(IDLE_SECONDS):
+                head = await client.readexactly(4)
         except (asyncio.IncompleteReadError, ConnectionError, TimeoutError):
             return None
         size = _SIZE.unpack(head)[0]
@@ -225,7 +227,8 @@ class Proxy:
             return None
         timeout = self.settings.frame_timeout
         try:
-            return await asyncio.wait_for(client.readexactly(size), timeout)
+            async with asyncio.timeout(timeout):
+                return await client.readexactly(size)
         except (asyncio.IncompleteReadError, ConnectionError):
             self._bad_input(peer, f"the connection ended inside a frame of {size} bytes")
         except TimeoutError:
