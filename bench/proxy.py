@@ -110,15 +110,16 @@ def producer_performance(classpath: str, bootstrap: str, topic: str, records: in
          *(["--warmup-records", str(warmup)] if warmup else []),
          "--producer-props", f"bootstrap.servers={bootstrap}", "acks=all", "batch.size=16384"],
         check=False, capture_output=True, text=True, timeout=600)
-    found = {bool(steady): figures for _, steady, *figures in _SUMMARY.findall(done.stdout)}
-    figures = found.get(bool(warmup))
+    # the whole run's line (steady False) counts the records sent; the figures are the steady state's if warmed up
+    found = {bool(steady): (int(sent), figures) for sent, steady, *figures in _SUMMARY.findall(done.stdout)}
+    figures = found.get(bool(warmup), (0, None))[1]
     print(f"bench.proxy: {bootstrap} {topic}: {figures or done.stdout[-300:]}", file=sys.stderr, flush=True)
     if done.returncode or not figures or "ERROR" in done.stderr:
         raise RuntimeError(f"ProducerPerformance to {bootstrap} failed ({done.returncode}):\n"
                            f"{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
-    sent = _SUMMARY.search(done.stdout)
-    if sent is None or int(sent.group(1)) != records:
-        raise RuntimeError(f"ProducerPerformance sent {sent and sent.group(1)} of {records} records")
+    sent = found.get(False, (0, None))[0]
+    if sent != records:
+        raise RuntimeError(f"ProducerPerformance sent {sent} of {records} records")
     rate, average, _, _, _, p99, _ = figures
     return {"sent": float(records), "rate": float(rate), "avg_ms": float(average), "p99_ms": float(p99)}
 
