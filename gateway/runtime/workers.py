@@ -57,6 +57,8 @@ POLL_SECONDS = 1.0
 # a live worker that did not answer this many probes in a row is not ready; fewer is a busy event loop on a
 # loaded machine, not a verdict (a worker that answers 503 is not ready at once, one that exits at its exit)
 PROBE_MISSES = 3
+# a worker not ready this many probes after its start says why once (a transition alone would never say it)
+SLOW_START_PROBES = 15
 RESTART_MAX_SECONDS = 30.0
 # past the drain timeout, what a worker is still doing is cut off: its unsettled messages stay at the source
 STOP_GRACE_SECONDS = 10.0
@@ -104,6 +106,7 @@ class _Worker:
     process: asyncio.subprocess.Process | None = None
     ready: bool = False
     misses: int = 0  # probes in a row that got no answer
+    unready: int = 0  # probes in a row not ready (whatever the answer), to say why a start takes long
     sources: dict[str, bool] = field(default_factory=dict)
     became_ready: bool = False  # at least once: an early exit 2 is a configuration the worker refuses
     exit_code: int | None = None
@@ -165,7 +168,7 @@ class Supervisor:
                 "--worker", str(worker.index), "--metrics-address", f"127.0.0.1:{worker.port}", *self.worker_args,
                 env={**os.environ, SECRET_ENV: self._secret, SUPERVISOR_ENV: str(os.getpid())})
             code = await worker.process.wait()
-            worker.exit_code, worker.ready = code, False
+            worker.exit_code, worker.ready, worker.unready = code, False, 0
             worker.totals.ended()
             if self._stopping.is_set():
                 return
@@ -232,8 +235,11 @@ class Supervisor:
                 worker.sources = json.loads(answer[1])["sources"]
             reason = f"/readyz answered {answer[0]} {answer[1][:300].decode(errors='replace')}"
         worker.became_ready |= worker.ready
+        worker.unready = 0 if worker.ready else worker.unready + 1
         if was and not worker.ready:
             log.warning("worker %d is not ready: %s", worker.index, reason)
+        elif worker.unready == SLOW_START_PROBES:
+            log.warning("worker %d is still not ready after %d probes: %s", worker.index, worker.unready, reason)
         elif worker.ready and not was:
             log.info("worker %d is ready", worker.index)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gateway.runtime.workers import PROBE_MISSES, Supervisor, _Worker
+from gateway.runtime.workers import PROBE_MISSES, SLOW_START_PROBES, Supervisor, _Worker
 
 READY = (200, b'{"ready": true, "sources": {"in": true}}')
 NOT_READY = (503, b'{"ready": false, "sources": {"in": false}}')
@@ -50,3 +50,17 @@ def test_a_worker_that_never_answered_is_not_ready() -> None:
     worker = _worker()
     Supervisor._probed(worker, None)
     assert not worker.ready and not worker.became_ready
+
+
+def test_a_worker_slow_to_become_ready_says_why_once(caplog: Any) -> None:
+    """Never ready means no transition to log; past SLOW_START_PROBES the supervisor says why, once."""
+    worker = _worker()
+    with caplog.at_level(logging.WARNING, "xgate.workers"):
+        for _ in range(SLOW_START_PROBES - 1):
+            Supervisor._probed(worker, NOT_READY)
+        assert "still not ready" not in caplog.text
+        for _ in range(3):
+            Supervisor._probed(worker, NOT_READY)
+    assert caplog.text.count(f"worker 0 is still not ready after {SLOW_START_PROBES} probes: /readyz answered 503") == 1
+    Supervisor._probed(worker, READY)
+    assert worker.ready and worker.unready == 0
