@@ -140,7 +140,8 @@ fn hold<'py>(item: &Bound<'py, PyAny>, headers: &mut Headers) -> PyResult<Held> 
                     match value.cast::<PyBytes>() {
                         Ok(bytes) => headers.push(name, Some(bytes.as_bytes())),
                         Err(_) if value.is_none() => headers.push(name, None),
-                        Err(error) => return Err(error.into()),
+                        // a bytearray (or any buffer PyO3 reads as bytes) is judged here as before, copied
+                        Err(_) => headers.push(name, Some(&value.extract::<PyBackedBytes>()?)),
                     }
                 }
                 _ => {

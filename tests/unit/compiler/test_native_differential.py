@@ -85,3 +85,19 @@ def test_the_reference_traffic_is_judged_natively_and_alike(workload_ruleset: Ru
     assert how == Counter(native=len(envelopes)), how  # the whole workload is lowered: nothing deferred
     outcomes = Counter(verdict.outcome.value for verdict in verdicts)
     assert outcomes["conformant"] > 500 and outcomes["nonconformant"] > 500, outcomes
+
+
+def test_header_values_given_as_bytearray_are_judged_natively_as_their_bytes(workload_ruleset: Ruleset) -> None:
+    """A client may hand header values as bytearray: the core copies them as it copies bytes, same results."""
+    samples = [s for s in workload.samples(400, seed=9) if s.record["headers"].get("ce_type")]
+    assert len(samples) > 50  # binary-mode records: their CloudEvent is in the headers
+    judge = NativeJudge(workload_ruleset)
+    envelopes = [envelope_from_record(sample.record) for sample in samples]
+    position = judge.endpoint_position(envelopes[0].endpoint)
+    assert position is not None
+    as_bytes = [kafka_record(envelope) for envelope in envelopes]
+    as_bytearray = [(*record[:3], [(name, bytearray(value)) for name, value in record[3]], *record[4:])
+                    for record in as_bytes]
+    expected = judge.judge_records(position, as_bytes)
+    assert None not in expected
+    assert judge.judge_records(position, as_bytearray) == expected
