@@ -36,11 +36,11 @@ demo: $(STAMP) $(NATIVE)
 	$(VENV)/bin/xgate lint config/demo
 	$(PY) -m gateway.testing.demo --config config/demo $(DEMO_ARGS)
 
-# every test but the broker tests on two workers, then the broker tests in one process, in order (some restart
-# a broker, and load beside them makes their timing flaky): tests/conftest.py marks them; both steps always run
+# every test but the broker tests on two workers, then the broker tests on two workers, a file at a time on each
+# (a test that restarts a broker restarts one of its own): tests/conftest.py marks them; both steps always run
 test: $(STAMP) $(NATIVE) brokers browser
 	@$(PY) -m pytest -n 2 --dist loadgroup -m "not brokers"; first=$$?; \
-	 $(PY) -m pytest -m brokers; second=$$?; \
+	 $(PY) -m pytest -n 2 --dist loadfile -m brokers; second=$$?; \
 	 test $$first -eq 0 && test $$second -eq 0
 
 # start (or reuse) every broker on 127.0.0.1; installs a missing one

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,14 +30,25 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-# `make test` runs in two steps (Makefile). First every test but the broker tests, on two pytest-xdist workers
-# (`-n 2 --dist loadgroup`), Spark's together on one of them (one JVM at a time: their session is one per
-# worker). Then the broker tests (marked `brokers`) in one process, in order: they share the brokers of
-# deploy/brokers, some restart one, and load beside them turns their timing into flakes (seen twice when
-# they shared the machine with the other worker). Prometheus' checks install promtool where the scrape
-# test runs it, so they go with the broker tests.
+# `make test` runs in two steps (Makefile), each on two pytest-xdist workers. First every test but the broker
+# tests (`--dist loadgroup`), Spark's together on one worker (one JVM at a time: their session is one per
+# worker). Then the broker tests (marked `brokers`), a file at a time on each worker (`--dist loadfile`: a file's
+# module fixtures, a Spark cluster or a private broker, start once). Broker tests run beside each other, so none
+# may stop or restart a broker another test uses: a test that does so starts a broker of its own (a private
+# Kafka, NATS server or RabbitMQ node). Prometheus' checks install promtool where the scrape test runs it, so they
+# go with the broker tests.
 _BROKERS = ("tests/contract/", "tests/integration/", "tests/deploy/test_prometheus_and_grafana.py")
 _SPARK = ("tests/spark/", "tests/deploy/test_spark_submit.py")
+# the broker files that take longest (a minute or more each, `--durations`), first: xdist hands out files in
+# collection order, and a long one handed out last would leave one worker running it alone at the end
+_LONGEST_FIRST = ("tests/integration/test_spark_cluster.py", "tests/integration/test_faults.py",
+                  "tests/integration/test_kafka_faults.py", "tests/integration/test_proxy_faults.py",
+                  "tests/integration/test_routing.py", "tests/integration/test_demo_broker_readiness.py")
+
+
+def _rank(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return _LONGEST_FIRST.index(path) if path in _LONGEST_FIRST else len(_LONGEST_FIRST)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
@@ -48,6 +58,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.brokers)
         elif item.nodeid.startswith(_SPARK):
             item.add_marker(pytest.mark.xdist_group("spark"))
+    items.sort(key=_rank)  # stable: every other test keeps its place
 
 
 def _skip_location(report: pytest.TestReport) -> str:
@@ -76,20 +87,49 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
                                 f"{ABSENT_HINT}")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _shared_kafka_topics_deleted_after(request: pytest.FixtureRequest) -> Iterator[None]:
-    """The topics a session of broker tests made on the shared Kafka (deploy/brokers/kafka.sh, 127.0.0.1:9092)
-    are deleted when it ends: every broker test names its topics afresh, and a broker kept across runs otherwise
-    holds every run's partitions (a thousand of them, many GiB, seen on a development machine). Only when the
-    broker answered before the session: then whatever it holds that it did not hold then goes."""
-    if not any(item.get_closest_marker("brokers") for item in request.session.items):
-        yield
+# The topics a session of broker tests made on the shared Kafka (deploy/brokers/kafka.sh, 127.0.0.1:9092) are
+# deleted when it ends: every broker test names its topics afresh, and a broker kept across runs otherwise holds
+# every run's partitions (a thousand of them, many GiB, seen on a development machine). Only when the broker
+# answered before the session: then whatever it holds that it did not hold then goes. Under pytest-xdist this is
+# the controller's work, once every worker is done: a worker that finished first would delete topics the other
+# one is still using.
+_TOPICS_BEFORE = pytest.StashKey["set[str] | None"]()
+_RAN_BROKER_TESTS = pytest.StashKey[bool]()
+
+
+def _xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _kafka_port() -> int:
+    return int(os.environ.get("XGATE_KAFKA_PORT", "9092"))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not _xdist_worker(session.config):
+        session.config.stash[_TOPICS_BEFORE] = _kafka_topics(_kafka_port())
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Without xdist: whether the tests left to run (after -m) include broker tests."""
+    if not _xdist_worker(session.config):
+        session.config.stash[_RAN_BROKER_TESTS] = any(item.get_closest_marker("brokers") for item in session.items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    """With xdist, in the controller: what a worker collected (after -m), by test id."""
+    config = node.config  # type: ignore[attr-defined]
+    config.stash[_RAN_BROKER_TESTS] = config.stash.get(_RAN_BROKER_TESTS, False) or any(
+        test.startswith(_BROKERS) for test in ids)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    before = config.stash.get(_TOPICS_BEFORE, None)
+    if _xdist_worker(config) or before is None or not config.stash.get(_RAN_BROKER_TESTS, False):
         return
-    port = int(os.environ.get("XGATE_KAFKA_PORT", "9092"))
-    before = _kafka_topics(port)
-    yield
-    if before is None:
-        return
+    port = _kafka_port()
     after = _kafka_topics(port) or set()
     made = sorted(name for name in after - before if not name.startswith("__"))
     if made:

@@ -1,6 +1,7 @@
 """The contract suite and AMQP-specific behaviours against RabbitMQ 3.10 with its AMQP 1.0 plugin on 127.0.0.1:5672.
 
-The broker is started (or reused) by deploy/brokers/rabbitmq.sh. Every run uses fresh queue names; test queues
+The broker is started (or reused) by deploy/brokers/rabbitmq.sh; the restart test restarts a node of its own
+(tests/rabbitmq_node.py), never the shared one. Every run uses fresh queue names; test queues
 are named `xgate-test-*` and a best-effort policy lets RabbitMQ delete them after ten unused minutes.
 """
 
@@ -12,6 +13,7 @@ import os
 import subprocess
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from protocol_adapters.amqp import create_sink, create_source
 from protocol_adapters.base import EndpointConfig
 from tests.conftest import free_port
 from tests.contract.suite import ContractSuite, publish, run, take
+from tests.rabbitmq_node import private_rabbitmq
 
 pytestmark = pytest.mark.integration
 
@@ -44,14 +47,15 @@ class AmqpHarness:
     protocol = "AMQP/1.0"
     at_least_once = True
 
-    def __init__(self) -> None:
+    def __init__(self, uri: str = URI) -> None:
         self.run_id = uuid.uuid4().hex[:10]
+        self.uri = uri
 
     def node(self, name: str) -> str:
         return f"/queue/{TEST_QUEUE_PREFIX}{name}-{self.run_id}"
 
     def config(self, name: str, **options: Any) -> EndpointConfig:
-        return EndpointConfig(f"amqp-{name}", self.protocol, (URI,),
+        return EndpointConfig(f"amqp-{name}", self.protocol, (self.uri,),
                               {"node": self.node(name), "reconnectdelay": 0.05, "reconnectmaxdelay": 1.0, **options},
                               username="guest", password="guest")
 
@@ -170,9 +174,17 @@ def test_bad_credentials_are_not_retriable(harness: AmqpHarness) -> None:
     assert not caught.value.retriable and "unauthorized" in str(caught.value)
 
 
+@pytest.fixture
+def private_node() -> Iterator[dict[str, str]]:
+    """A RabbitMQ node of the test's own (tests/rabbitmq_node.py): the shared one serves other tests meanwhile."""
+    with private_rabbitmq(amqp10=True) as env:
+        yield env
+
+
 @pytest.mark.skipif(os.environ.get("XGATE_SKIP_BROKER_RESTART") == "1", reason="broker restarts disabled")
-def test_survives_a_broker_restart_mid_stream(harness: AmqpHarness) -> None:
+def test_survives_a_broker_restart_mid_stream(private_node: dict[str, str]) -> None:
     """Messages published before, during and after a restart all arrive (duplicates allowed, no loss)."""
+    harness = AmqpHarness(f"amqp://127.0.0.1:{private_node['XGATE_RABBITMQ_PORT']}")
     config = harness.config("restart", prefetch=20, sendtimeout=5.0)
     total = 300
 
@@ -186,7 +198,8 @@ def test_survives_a_broker_restart_mid_stream(harness: AmqpHarness) -> None:
                     assert exc.retriable, exc
                     await asyncio.sleep(0.1)
             if i == total // 3:
-                restart = asyncio.create_subprocess_exec("bash", str(SCRIPT), "restart")
+                restart = asyncio.create_subprocess_exec("bash", str(SCRIPT), "restart",
+                                                         env={**os.environ, **private_node})
                 process = await restart
                 pending.append(process)
 

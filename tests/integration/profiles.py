@@ -36,8 +36,15 @@ def _mqtt(run: str) -> dict[str, dict[str, Any]]:
                 "qos": 1, "clientid": f"it-{run}-{n}"} for n in ENDPOINTS}
 
 
-def _amqp(run: str) -> dict[str, dict[str, Any]]:
-    return {n: {"uris": ["amqp://127.0.0.1:5672"], "node": f"/queue/xgate-test-{run}-{n}"} for n in ENDPOINTS}
+def _amqp(run: str, port: str = "5672") -> dict[str, dict[str, Any]]:
+    return {n: {"uris": [f"amqp://127.0.0.1:{port}"], "node": f"/queue/xgate-test-{run}-{n}"} for n in ENDPOINTS}
+
+
+def private_amqp(env: dict[str, str]) -> Profile:
+    """AMQP 1.0 endpoints on a RabbitMQ node of the test's own (tests/rabbitmq_node.py), which it
+    may restart: `env` is that node's environment."""
+    return Profile("AMQP/1.0", "rabbitmq", lambda run: _amqp(run, env["XGATE_RABBITMQ_PORT"]),
+                   settings={n: {"username": "guest", "password": "guest"} for n in ENDPOINTS}, broker_env=env)
 
 
 def _nats(run: str, address: str = "127.0.0.1:4222") -> dict[str, dict[str, Any]]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import free_port
+from tests.rabbitmq_node import private_rabbitmq
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -33,36 +34,17 @@ def _open(port: int) -> bool:
 
 
 @pytest.fixture
-def rabbitmq_without_plugin(tmp_path: Path) -> Iterator[dict[str, str]]:
-    if shutil.which("rabbitmq-server") is None:
-        pytest.skip("rabbitmq-server not installed (make brokers)")
-    home = Path("/tmp") / f"xgate-private-rabbit-{os.getpid()}"  # the rabbitmq user must reach it: not tmp_path
-    shutil.rmtree(home, ignore_errors=True)
-    (home / "mnesia").mkdir(parents=True)
-    (home / "log").mkdir()
-    port, dist = free_port(), free_port()
-    (home / "rabbitmq.conf").write_text(f"listeners.tcp.local = 127.0.0.1:{port}\n")
-    (home / "enabled_plugins").write_text("[].\n")  # no AMQP 1.0: the port answers 0-9-1 only
-    subprocess.run(["chown", "-R", "rabbitmq:rabbitmq", str(home)], check=False)
-    env = {"RABBITMQ_NODENAME": f"xgate-demo-{os.getpid()}@localhost", "RABBITMQ_NODE_PORT": str(port),
-           "RABBITMQ_DIST_PORT": str(dist), "RABBITMQ_MNESIA_BASE": str(home / "mnesia"),
-           "RABBITMQ_LOG_BASE": str(home / "log"), "RABBITMQ_CONFIG_FILE": str(home / "rabbitmq"),
-           "RABBITMQ_ENABLED_PLUGINS_FILE": str(home / "enabled_plugins"), "RABBITMQ_PID_FILE": str(home / "pid"),
-           "XGATE_RABBITMQ_PORT": str(port)}
-    subprocess.run(["rabbitmq-server", "-detached"], env={**os.environ, **env}, check=True, timeout=60)
-    try:
+def rabbitmq_without_plugin() -> Iterator[dict[str, str]]:
+    with private_rabbitmq(amqp10=False) as env:
+        port = int(env["XGATE_RABBITMQ_PORT"])
         deadline = time.monotonic() + 120
         while not _open(port):
-            assert time.monotonic() < deadline, f"private RabbitMQ did not open {port}: {home / 'log'}"
+            assert time.monotonic() < deadline, f"private RabbitMQ did not open {port}"
             time.sleep(0.5)
         status = subprocess.run(["bash", str(REPO / "deploy" / "brokers" / "rabbitmq.sh"), "status"],
                                 env={**os.environ, **env}, check=False)
         assert status.returncode == 1, "the private node answers AMQP 1.0 already: the test would prove nothing"
         yield env
-    finally:
-        subprocess.run(["rabbitmqctl", "-n", env["RABBITMQ_NODENAME"], "stop"], env={**os.environ, **env},
-                       capture_output=True, check=False, timeout=120)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_demo_enables_the_amqp_plugin_and_every_route_flows(rabbitmq_without_plugin: dict[str, str],

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,10 @@ from tests.integration.harness import (
     start_broker,
     stop_broker,
 )
-from tests.integration.profiles import PROFILES, private_nats
+from tests.integration.profiles import PROFILES, private_amqp, private_nats
 from tests.integration.reliability import record
 from tests.integration.slow_link import SlowLink
+from tests.rabbitmq_node import private_rabbitmq
 
 COUNT = int(os.environ.get("XGATE_FAULT_COUNT", "5000"))
 RATE = float(os.environ.get("XGATE_FAULT_RATE", "500"))  # messages a second into the source
@@ -64,18 +66,19 @@ def check_nothing_lost(report: dict[str, Any], test: str, fault: str, extra: dic
           f"recovery: {row['recovery_seconds']} s")
 
 
-BROKER_PORTS = {"rabbitmq": 5672, "nats": 4222}
+def restart_after(broker: str, env: dict[str, str], delay: float) -> Any:
+    """Restart a private node (its environment `env`, its AMQP port XGATE_RABBITMQ_PORT) `delay` s into the run:
+    the shared node on 5672 serves other tests meanwhile."""
+    port = int(env["XGATE_RABBITMQ_PORT"])
 
-
-def restart_after(broker: str, delay: float) -> Any:
     def during(world: World, gateway: Gateway) -> None:
         time.sleep(delay)
-        before = broker_connections(gateway.process.pid, BROKER_PORTS[broker])
+        before = broker_connections(gateway.process.pid, port)
         assert before, f"the gateway held no connection to {broker} when the fault struck"
         world.fault_started = time.monotonic()
-        restart_broker(broker)
+        restart_broker(broker, env)
         world.fault_ended = time.monotonic()
-        world.reconnected = await_reconnect(gateway.process.pid, BROKER_PORTS[broker], before)
+        world.reconnected = await_reconnect(gateway.process.pid, port, before)
     return during
 
 
@@ -87,17 +90,24 @@ def metric(gateway: Gateway, name: str) -> float:
     return sum(float(value) for value in pattern.findall(text))
 
 
-def test_destination_broker_restart_mid_stream(tmp_path: Path) -> None:
+@pytest.fixture
+def rabbitmq() -> Iterator[dict[str, str]]:
+    """A RabbitMQ node of the test's own (AMQP 1.0 on): restarting it disturbs no other test."""
+    with private_rabbitmq(amqp10=True) as env:
+        yield env
+
+
+def test_destination_broker_restart_mid_stream(tmp_path: Path, rabbitmq: dict[str, str]) -> None:
     # NATS JetStream in, RabbitMQ (AMQP 1.0) out; RabbitMQ restarts while messages flow
-    report = run_scenario(PROFILES["NATS"], tmp_path, COUNT, destination=PROFILES["AMQP/1.0"],
-                          during=restart_after("rabbitmq", 2.0), timeout=300, rate=RATE)
+    report = run_scenario(PROFILES["NATS"], tmp_path, COUNT, destination=private_amqp(rabbitmq),
+                          during=restart_after("rabbitmq", rabbitmq, 2.0), timeout=300, rate=RATE)
     check_nothing_lost(report, "destination_restart", "destination broker restart (RabbitMQ, AMQP 1.0 out)")
 
 
-def test_source_broker_restart_mid_stream(tmp_path: Path) -> None:
+def test_source_broker_restart_mid_stream(tmp_path: Path, rabbitmq: dict[str, str]) -> None:
     # RabbitMQ (AMQP 1.0) in, NATS JetStream out; RabbitMQ restarts while messages flow
-    report = run_scenario(PROFILES["AMQP/1.0"], tmp_path, COUNT, destination=PROFILES["NATS"],
-                          during=restart_after("rabbitmq", 2.0), timeout=300, rate=RATE)
+    report = run_scenario(private_amqp(rabbitmq), tmp_path, COUNT, destination=PROFILES["NATS"],
+                          during=restart_after("rabbitmq", rabbitmq, 2.0), timeout=300, rate=RATE)
     check_nothing_lost(report, "source_restart", "source broker restart (RabbitMQ, AMQP 1.0 in)")
 
 
