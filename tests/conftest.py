@@ -35,7 +35,7 @@ def free_port() -> int:
 # worker). Then the broker tests (marked `brokers`), a file at a time on each worker (`--dist loadfile`: a file's
 # module fixtures, a Spark cluster or a private broker, start once). Broker tests run beside each other, so none
 # may stop or restart a broker another test uses: a test that does so starts a broker of its own (a private
-# Kafka, NATS server or RabbitMQ node). Prometheus' checks install promtool where the scrape test runs it, so they
+# Kafka, NATS server, Mosquitto or RabbitMQ node). Prometheus' checks install promtool where the scrape test runs it, so they
 # go with the broker tests.
 _BROKERS = ("tests/contract/", "tests/integration/", "tests/deploy/test_prometheus_and_grafana.py")
 _SPARK = ("tests/spark/", "tests/deploy/test_spark_submit.py")
