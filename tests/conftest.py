@@ -94,7 +94,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 # the controller's work, once every worker is done: a worker that finished first would delete topics the other
 # one is still using.
 _TOPICS_BEFORE = pytest.StashKey["set[str] | None"]()
-_RAN_BROKER_TESTS = pytest.StashKey[bool]()
 
 
 def _xdist_worker(config: pytest.Config) -> bool:
@@ -105,29 +104,28 @@ def _kafka_port() -> int:
     return int(os.environ.get("XGATE_KAFKA_PORT", "9092"))
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    if not _xdist_worker(session.config):
-        session.config.stash[_TOPICS_BEFORE] = _kafka_topics(_kafka_port())
+def _before_broker_tests(config: pytest.Config, any_selected: bool) -> None:
+    """Once collection says broker tests will run, and before the first does: what the shared Kafka holds."""
+    if any_selected and _TOPICS_BEFORE not in config.stash:
+        config.stash[_TOPICS_BEFORE] = _kafka_topics(_kafka_port())
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Without xdist: whether the tests left to run (after -m) include broker tests."""
+    """Without xdist: the tests left to run (after -m)."""
     if not _xdist_worker(session.config):
-        session.config.stash[_RAN_BROKER_TESTS] = any(item.get_closest_marker("brokers") for item in session.items)
+        _before_broker_tests(session.config, any(item.get_closest_marker("brokers") for item in session.items))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
-    """With xdist, in the controller: what a worker collected (after -m), by test id."""
-    config = node.config  # type: ignore[attr-defined]
-    config.stash[_RAN_BROKER_TESTS] = config.stash.get(_RAN_BROKER_TESTS, False) or any(
-        test.startswith(_BROKERS) for test in ids)
+    """With xdist, in the controller, before it hands out any test: what a worker collected (after -m)."""
+    _before_broker_tests(node.config, any(test.startswith(_BROKERS) for test in ids))  # type: ignore[attr-defined]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     before = config.stash.get(_TOPICS_BEFORE, None)
-    if _xdist_worker(config) or before is None or not config.stash.get(_RAN_BROKER_TESTS, False):
+    if _xdist_worker(config) or before is None:
         return
     port = _kafka_port()
     after = _kafka_topics(port) or set()
