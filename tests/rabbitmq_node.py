@@ -1,6 +1,6 @@
 """A RabbitMQ node of a test's own, on free ports (its own node name, mnesia, config and enabled-plugins file),
-started and stopped through deploy/brokers/rabbitmq.sh as the shared one is: a test may restart it, or start it
-without the AMQP 1.0 plugin, while other tests use the shared node on 5672 beside it."""
+which deploy/brokers/rabbitmq.sh starts, restarts and checks when given its environment: a test may restart it, or
+start it without the AMQP 1.0 plugin, while other tests use the shared node on 5672 beside it."""
 
 from __future__ import annotations
 

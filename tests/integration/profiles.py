@@ -40,11 +40,14 @@ def _amqp(run: str, port: str = "5672") -> dict[str, dict[str, Any]]:
     return {n: {"uris": [f"amqp://127.0.0.1:{port}"], "node": f"/queue/xgate-test-{run}-{n}"} for n in ENDPOINTS}
 
 
+AMQP_GUEST = {n: {"username": "guest", "password": "guest"} for n in ENDPOINTS}
+
+
 def private_amqp(env: dict[str, str]) -> Profile:
     """AMQP 1.0 endpoints on a RabbitMQ node of the test's own (tests/rabbitmq_node.py), which it
     may restart: `env` is that node's environment."""
-    return Profile("AMQP/1.0", "rabbitmq", lambda run: _amqp(run, env["XGATE_RABBITMQ_PORT"]),
-                   settings={n: {"username": "guest", "password": "guest"} for n in ENDPOINTS}, broker_env=env)
+    return Profile("AMQP/1.0", "rabbitmq", lambda run: _amqp(run, env["XGATE_RABBITMQ_PORT"]), settings=AMQP_GUEST,
+                   broker_env=env)
 
 
 def _nats(run: str, address: str = "127.0.0.1:4222") -> dict[str, dict[str, Any]]:
@@ -67,8 +70,7 @@ PROFILES = {
     "KAFKA": Profile("KAFKA", "kafka", _kafka, settings=KAFKA_GROUP),
     "MQTT/5.0": Profile("MQTT/5.0", "mosquitto", _mqtt, broker_env={"XGATE_MQTT_PORT": MQTT_PORT}),
     "MQTT/3.1.1": Profile("MQTT/3.1.1", "mosquitto", _mqtt, broker_env={"XGATE_MQTT_PORT": MQTT_PORT}),
-    "AMQP/1.0": Profile("AMQP/1.0", "rabbitmq", _amqp,
-                        settings={n: {"username": "guest", "password": "guest"} for n in ENDPOINTS}),
+    "AMQP/1.0": Profile("AMQP/1.0", "rabbitmq", _amqp, settings=AMQP_GUEST),
     "NATS": Profile("NATS", "nats", _nats),
     "HTTP": Profile("HTTP", None, _http),
 }
