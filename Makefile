@@ -36,12 +36,10 @@ demo: $(STAMP) $(NATIVE)
 	$(VENV)/bin/xgate lint config/demo
 	$(PY) -m gateway.testing.demo --config config/demo $(DEMO_ARGS)
 
-# every test but the broker tests on two workers, then the broker tests on two workers, a file at a time on each
-# (a test that restarts a broker restarts one of its own): tests/conftest.py marks them; both steps always run
+# every test in one session on three workers: a broker test's file on one worker, Spark's tests together on one,
+# each other test wherever a worker is free, the longest groups first (tests/conftest.py says why)
 test: $(STAMP) $(NATIVE) brokers browser
-	@$(PY) -m pytest -n 2 --dist loadgroup -m "not brokers"; first=$$?; \
-	 $(PY) -m pytest -n 2 --dist loadfile -m brokers; second=$$?; \
-	 test $$first -eq 0 && test $$second -eq 0
+	$(PY) -m pytest -n 3 --dist loadgroup --no-loadscope-reorder
 
 # start (or reuse) every broker on 127.0.0.1; installs a missing one
 brokers: $(STAMP)

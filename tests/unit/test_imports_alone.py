@@ -22,7 +22,9 @@ _CHILD = r"""
 import importlib, json, os, sys, traceback
 # third-party libraries are loaded once before forking (they are not what is tested, and loading pyspark or
 # aiohttp in every child would make this test slow); nothing of the project is
-for library in ("aiohttp", "aiokafka", "jsonschema_rs", "orjson", "prometheus_client", "pyspark.sql", "yaml"):
+for library in ("aiohttp", "aiokafka", "aiomqtt", "cloudevents", "fastavro", "google.protobuf.descriptor_pb2",
+                "jsonschema_rs", "msgspec", "nats", "orjson", "prometheus_client", "proton", "pyspark.sql", "watchdog",
+                "xmlschema", "yaml"):
     try:
         importlib.import_module(library)
     except ImportError:
