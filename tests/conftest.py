@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,16 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(f"{tests} conformance tests skipped, plus {len(wholes)} modules or generated suites "
                                 f"skipped whole ({', '.join(wholes)}); material looked for at {SHARED_CONFORMANCE}: "
                                 f"{ABSENT_HINT}")
+
+
+@pytest.fixture
+def private_rabbitmq_node() -> Iterator[dict[str, str]]:
+    """A RabbitMQ node of the test's own, AMQP 1.0 on (tests/rabbitmq_node.py): the environment that names it.
+    A test that restarts RabbitMQ restarts this one, and the shared node serves the other tests meanwhile."""
+    from tests.rabbitmq_node import private_rabbitmq
+
+    with private_rabbitmq(amqp10=True) as env:
+        yield env
 
 
 # The topics a session of broker tests made on the shared Kafka (deploy/brokers/kafka.sh, 127.0.0.1:9092) are

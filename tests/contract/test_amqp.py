@@ -13,7 +13,6 @@ import os
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ from protocol_adapters.amqp import create_sink, create_source
 from protocol_adapters.base import EndpointConfig
 from tests.conftest import free_port
 from tests.contract.suite import ContractSuite, publish, run, take
-from tests.rabbitmq_node import private_rabbitmq
 
 pytestmark = pytest.mark.integration
 
@@ -174,17 +172,10 @@ def test_bad_credentials_are_not_retriable(harness: AmqpHarness) -> None:
     assert not caught.value.retriable and "unauthorized" in str(caught.value)
 
 
-@pytest.fixture
-def private_node() -> Iterator[dict[str, str]]:
-    """A RabbitMQ node of the test's own (tests/rabbitmq_node.py): the shared one serves other tests meanwhile."""
-    with private_rabbitmq(amqp10=True) as env:
-        yield env
-
-
 @pytest.mark.skipif(os.environ.get("XGATE_SKIP_BROKER_RESTART") == "1", reason="broker restarts disabled")
-def test_survives_a_broker_restart_mid_stream(private_node: dict[str, str]) -> None:
+def test_survives_a_broker_restart_mid_stream(private_rabbitmq_node: dict[str, str]) -> None:
     """Messages published before, during and after a restart all arrive (duplicates allowed, no loss)."""
-    harness = AmqpHarness(f"amqp://127.0.0.1:{private_node['XGATE_RABBITMQ_PORT']}")
+    harness = AmqpHarness(f"amqp://127.0.0.1:{private_rabbitmq_node['XGATE_RABBITMQ_PORT']}")
     config = harness.config("restart", prefetch=20, sendtimeout=5.0)
     total = 300
 
@@ -199,7 +190,7 @@ def test_survives_a_broker_restart_mid_stream(private_node: dict[str, str]) -> N
                     await asyncio.sleep(0.1)
             if i == total // 3:
                 restart = asyncio.create_subprocess_exec("bash", str(SCRIPT), "restart",
-                                                         env={**os.environ, **private_node})
+                                                         env={**os.environ, **private_rabbitmq_node})
                 process = await restart
                 pending.append(process)
 

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,6 @@ from tests.integration.harness import (
 from tests.integration.profiles import PROFILES, private_amqp, private_nats
 from tests.integration.reliability import record
 from tests.integration.slow_link import SlowLink
-from tests.rabbitmq_node import private_rabbitmq
 
 COUNT = int(os.environ.get("XGATE_FAULT_COUNT", "5000"))
 RATE = float(os.environ.get("XGATE_FAULT_RATE", "500"))  # messages a second into the source
@@ -90,24 +88,17 @@ def metric(gateway: Gateway, name: str) -> float:
     return sum(float(value) for value in pattern.findall(text))
 
 
-@pytest.fixture
-def rabbitmq() -> Iterator[dict[str, str]]:
-    """A RabbitMQ node of the test's own (AMQP 1.0 on): restarting it disturbs no other test."""
-    with private_rabbitmq(amqp10=True) as env:
-        yield env
-
-
-def test_destination_broker_restart_mid_stream(tmp_path: Path, rabbitmq: dict[str, str]) -> None:
+def test_destination_broker_restart_mid_stream(tmp_path: Path, private_rabbitmq_node: dict[str, str]) -> None:
     # NATS JetStream in, RabbitMQ (AMQP 1.0) out; RabbitMQ restarts while messages flow
-    report = run_scenario(PROFILES["NATS"], tmp_path, COUNT, destination=private_amqp(rabbitmq),
-                          during=restart_after("rabbitmq", rabbitmq, 2.0), timeout=300, rate=RATE)
+    report = run_scenario(PROFILES["NATS"], tmp_path, COUNT, destination=private_amqp(private_rabbitmq_node),
+                          during=restart_after("rabbitmq", private_rabbitmq_node, 2.0), timeout=300, rate=RATE)
     check_nothing_lost(report, "destination_restart", "destination broker restart (RabbitMQ, AMQP 1.0 out)")
 
 
-def test_source_broker_restart_mid_stream(tmp_path: Path, rabbitmq: dict[str, str]) -> None:
+def test_source_broker_restart_mid_stream(tmp_path: Path, private_rabbitmq_node: dict[str, str]) -> None:
     # RabbitMQ (AMQP 1.0) in, NATS JetStream out; RabbitMQ restarts while messages flow
-    report = run_scenario(private_amqp(rabbitmq), tmp_path, COUNT, destination=PROFILES["NATS"],
-                          during=restart_after("rabbitmq", rabbitmq, 2.0), timeout=300, rate=RATE)
+    report = run_scenario(private_amqp(private_rabbitmq_node), tmp_path, COUNT, destination=PROFILES["NATS"],
+                          during=restart_after("rabbitmq", private_rabbitmq_node, 2.0), timeout=300, rate=RATE)
     check_nothing_lost(report, "source_restart", "source broker restart (RabbitMQ, AMQP 1.0 in)")
 
 
