@@ -24,7 +24,8 @@ ABSENT_HINT = "clone the project with shared/ beside it, or set XGATE_CONFORMANC
 _SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 os.environ.setdefault("SPARK_SUBMIT_OPTS", _SHORT_LIVED_JVM)
 os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", _SHORT_LIVED_JVM)
-os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f'--conf "spark.executor.defaultJavaOptions={_SHORT_LIVED_JVM}" pyspark-shell')
+os.environ.setdefault("PYSPARK_SUBMIT_ARGS",
+                      f'--conf "spark.executor.defaultJavaOptions={_SHORT_LIVED_JVM}" pyspark-shell')
 
 
 def conformance_dir(*parts: str) -> Path:
@@ -47,30 +48,36 @@ def free_port() -> int:
 # a private broker) start once. Spark's tests run together on one worker (one JVM at a time: their session is one
 # per worker). Every other test goes wherever a worker is free: the broker tests mostly wait on brokers and
 # processes, and the tests without brokers use the cores meanwhile (the two steps this was, one after the other,
-# took 367 s + 704 s here; one session 1,005 s). Broker tests run beside each other, so none may stop or restart a broker
-# another test uses: a test that does so starts a broker of its own (a private Kafka, NATS server, Mosquitto or
-# RabbitMQ node). Prometheus' checks install promtool where the scrape test runs it, so they go with the broker
-# tests.
+# took 367 s + 704 s here; one session 1,005 s). Broker tests run beside each other, so none may stop or restart
+# a broker another test uses: a test that does so starts a broker of its own (a private Kafka, NATS server,
+# Mosquitto or RabbitMQ node). Prometheus' checks install promtool where the scrape test runs it, so they go with
+# the broker tests.
 _BROKERS = ("tests/contract/", "tests/integration/", "tests/deploy/test_prometheus_and_grafana.py")
 _SPARK = ("tests/spark/", "tests/deploy/test_spark_submit.py")
 # the groups that take longest (a minute or more each, `--durations`), first: xdist hands out groups in
 # collection order (with `--no-loadscope-reorder`; its default orders them by their number of tests), and a long
 # one handed out last would leave one worker running it alone at the end
-_LONGEST_FIRST = (_SPARK, ("tests/integration/test_faults.py",), ("tests/integration/test_spark_cluster.py",),
-                  ("tests/integration/test_routing.py",), ("tests/integration/test_kafka_faults.py",),
-                  ("tests/integration/test_demo_broker_readiness.py",), ("tests/integration/test_proxy_faults.py",),
-                  ("tests/integration/test_workers.py",), ("tests/unit/test_imports_alone.py",))
+# (each a file, or a tuple of the paths of one group: `str.startswith` takes either)
+_LONGEST_FIRST: tuple[str | tuple[str, ...], ...] = (
+    _SPARK, "tests/integration/test_faults.py", "tests/integration/test_spark_cluster.py",
+    "tests/integration/test_routing.py", "tests/integration/test_kafka_faults.py",
+    "tests/integration/test_demo_broker_readiness.py", "tests/integration/test_proxy_faults.py",
+    "tests/integration/test_workers.py", "tests/unit/test_imports_alone.py")
+
+
+def _path(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
 
 
 def _rank(item: pytest.Item) -> int:
-    path = item.nodeid.split("::", 1)[0]
-    return next((rank for rank, paths in enumerate(_LONGEST_FIRST) if path.startswith(paths)), len(_LONGEST_FIRST))
+    path = _path(item)
+    return next((rank for rank, start in enumerate(_LONGEST_FIRST) if path.startswith(start)), len(_LONGEST_FIRST))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        path = item.nodeid.split("::", 1)[0]
+        path = _path(item)
         if path.startswith(_BROKERS):
             item.add_marker(pytest.mark.brokers)
             item.add_marker(pytest.mark.xdist_group(path))
