@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,11 +37,22 @@ def conformance_dir(*parts: str) -> Path:
     return path
 
 
+# Ports the tests listen on are drawn below the kernel's ephemeral range: a port the kernel handed out (bind to
+# port 0) is one it also hands to the next client connection of any process, and with three workers one such
+# connection took a gateway's metrics port between the choice and the gateway's bind ("address already in use").
+_LISTEN_PORTS = range(20000, 32768)  # Linux's ephemeral range starts at 32768 unless the machine says otherwise
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A TCP port on 127.0.0.1 that nothing listens on right now, outside the range client sockets take."""
+    while True:
+        port = random.choice(_LISTEN_PORTS)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 # `make test` runs every test in one pytest session on three pytest-xdist workers (Makefile, `--dist loadgroup`).
