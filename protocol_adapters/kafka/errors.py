@@ -18,6 +18,11 @@ from protocol_adapters.tls import tls_refusal
 _TRANSIENT = (
     kafka_errors.KafkaTimeoutError,
     kafka_errors.KafkaUnavailableError,
+    # an idempotent producer out of step with the broker, or one retired (sink.py): the sink's next producer
+    # sends the record again with sequences of its own
+    kafka_errors.OutOfOrderSequenceNumber,
+    kafka_errors.UnknownProducerId,
+    kafka_errors.ProducerClosed,
 )
 
 # about the one record (max.request.size on the client, message.max.bytes or a policy on the broker), not the topic

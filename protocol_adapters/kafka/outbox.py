@@ -39,6 +39,10 @@ class Outbox:
         self.topic = topic
         self._queues: dict[int, collections.deque[Batch]] = {}
         self._flushers: dict[int, asyncio.Task[None]] = {}
+        # handed over and not yet answered: a producer stopped mid-flight may never answer them (close)
+        self._handed: set[Batch] = set()
+        # what the batches `close` finds still queued fail with
+        self._closing: BaseException = asyncio.CancelledError()
 
     def add(self, partition: int, record: OutgoingRecord) -> Batch:
         """Append a record (one that fits an empty batch: the caller sends larger ones alone) to the open batch
@@ -71,28 +75,43 @@ class Outbox:
                 except Exception as exc:  # noqa: BLE001 - every kind of refusal is the waiting callers' to see
                     _settle(handing, None, exc)
                     continue
-                future.add_done_callback(functools.partial(_settle, handing))
+                self._handed.add(handing)
+                future.add_done_callback(functools.partial(self._answered, handing))
                 handing = None
         except asyncio.CancelledError:
             # closing: what was never handed over (the one waiting for the producer too) fails, so that its
-            # callers release their records for redelivery
+            # callers release their records for redelivery or send them again
             for batch in ([handing] if handing is not None else []) + list(queue):
-                _settle(batch, None, asyncio.CancelledError())
+                _settle(batch, None, self._closing)
             queue.clear()
             raise
         finally:
             del self._flushers[partition]
 
-    async def close(self) -> None:
-        """Stop handing batches over (the producer is about to stop); the batches still queued fail."""
+    def _answered(self, batch: Batch, future: asyncio.Future[Any]) -> None:
+        self._handed.discard(batch)
+        _settle(batch, future)
+
+    async def close(self, failure: BaseException | None = None) -> None:
+        """Stop handing batches over (the producer is about to stop); the batches still queued fail with
+        `failure`, CancelledError when None (the sink is closing: their callers release their records)."""
+        if failure is not None:
+            self._closing = failure
         flushers = list(self._flushers.values())
         for flusher in flushers:
             flusher.cancel()
         await asyncio.gather(*flushers, return_exceptions=True)
         for queue in self._queues.values():
             for batch in queue:
-                _settle(batch, None, asyncio.CancelledError())
+                _settle(batch, None, self._closing)
             queue.clear()
+
+    def abandon(self, failure: BaseException) -> None:
+        """After the producer stopped: the batches it took and never answered fail with `failure` (a stop cut
+        short by its timeout leaves them unanswered), so that no caller waits for them forever."""
+        for batch in list(self._handed):
+            _settle(batch, None, failure)
+        self._handed.clear()
 
 
 def _settle(batch: Batch, future: asyncio.Future[Any] | None, failure: BaseException | None = None) -> None:

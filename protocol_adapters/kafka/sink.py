@@ -7,6 +7,13 @@ partition (outbox.py). The connection is made on the first
 `send`, so a gateway starts while its broker is down; every failure to reach the broker is a
 retriable AdapterError and the next `send` tries again.
 
+A send the producer did not confirm, unless the broker refused the record itself, retires that producer and
+the next send starts a new one. An idempotent producer gives each batch of a partition the next sequence
+number when it first leaves; aiokafka fails a batch that outlived `request_timeout_ms` while its partition had
+no leader (a restarting broker) without taking its numbers back, and from then on the broker refuses every
+later batch of that partition as out of order, for as long as the producer lives. The new producer has a new
+producer id and starts its sequences afresh. The same holds after aiokafka's sender task died of an error.
+
 In an exactly-once route (`options.transactional_id`) the sink produces into the route's transaction
 (transaction.py), which its source commits together with the consumed offsets.
 """
@@ -24,7 +31,7 @@ from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]  # aiokafk
 from aiokafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 
 from gateway.envelope import Envelope
-from gateway.errors import AdapterError, adapter_failure
+from gateway.errors import AdapterError, MessageRefused, TransientAdapterError, adapter_failure
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
@@ -51,6 +58,8 @@ class KafkaSink:
         self._transaction: transactions.KafkaTransaction | None = None
         # the open batches every concurrent send_many shares (outbox.py), for the current producer
         self._outbox: Outbox | None = None
+        # retired producers flushing what they hold and stopping (`_retire`); closing the sink waits for them
+        self._retiring: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> Self:
         options = self.options
@@ -86,6 +95,10 @@ class KafkaSink:
         producer, self._producer = self._producer, None
         if producer is not None:
             await _stop(producer, self.options.connection.connect_timeout)
+        if outbox is not None:
+            outbox.abandon(asyncio.CancelledError())
+        if self._retiring:
+            await asyncio.gather(*self._retiring, return_exceptions=True)
 
     async def send(self, envelope: Envelope) -> None:
         options = self.options
@@ -105,7 +118,7 @@ class KafkaSink:
                                             timestamp_ms=record.timestamp_ms, headers=record.headers)
             await delivered
         except (TimeoutError, KafkaError, OSError) as exc:
-            raise adapter_error(exc, f"produce to topic {options.topic!r}") from exc
+            raise self._unconfirmed(producer, exc) from exc
 
     async def send_many(self, envelopes: list[Envelope]) -> list[AdapterError | None]:
         """Produce all, then wait once per partition batch; each envelope's failure, or None, in order."""
@@ -172,10 +185,37 @@ class KafkaSink:
             if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
                 raise outcome  # cancelled: shutdown, not a failed delivery
             if isinstance(outcome, Exception):
-                failed = adapter_error(outcome, f"produce to topic {options.topic!r}")
+                failed = self._unconfirmed(producer, outcome)
                 for index in indexes:
                     failures[index] = failed
         return failures
+
+    def _unconfirmed(self, producer: Any, exc: BaseException) -> AdapterError:
+        """The AdapterError for a send `producer` did not confirm; unless the broker refused the record itself,
+        the producer is retired (module docstring: its sequence numbers may be spent)."""
+        error = adapter_error(exc, f"produce to topic {self.options.topic!r}")
+        if not isinstance(error, MessageRefused):
+            self._retire(producer)
+        return error
+
+    def _retire(self, producer: Any) -> None:
+        """Stop using `producer` (when it is still the current one): the next send starts a new producer. The old
+        one hands back what it holds in the background; what it never answers fails as retriable."""
+        if self._producer is not producer:
+            return
+        outbox, self._producer, self._outbox = self._outbox, None, None
+        task = asyncio.create_task(self._wind_down(producer, outbox))
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
+
+    async def _wind_down(self, producer: Any, outbox: Outbox | None) -> None:
+        retired = TransientAdapterError(f"Kafka: the producer for topic {self.options.topic!r} was replaced "
+                                        "after a failed send; sent again by the next one")
+        if outbox is not None:
+            await outbox.close(retired)
+        await _stop(producer, self.options.connection.connect_timeout)
+        if outbox is not None:
+            outbox.abandon(retired)
 
     async def _send_in_transaction(self, outgoing: list[OutgoingRecord]) -> None:
         """Into the route's open transaction; a failure there aborts it and the source reads the records again."""

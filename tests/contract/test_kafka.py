@@ -12,6 +12,7 @@ a private Kafka (own ports, own data directory) without losing a message.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -193,6 +194,49 @@ class TestKafkaAdapter(ContractSuite):
                                 if e.fields["partition"] == partition]
             assert bodies_by_offset == sorted(bodies_by_offset)
 
+    def test_a_batch_failed_without_a_leader_does_not_poison_the_sink(self, harness: KafkaHarness) -> None:
+        """aiokafka fails a batch that outlived `request_timeout_ms` while its partition had no leader, and gives
+        it the partition's next sequence numbers as it does so; the broker then refuses every later batch of that
+        idempotent producer for the partition as out of order (OutOfOrderSequenceNumber, not retriable): a route
+        dead-lettered every conformant message after a broker restart. The sink must retire that producer, so
+        that every failure is retriable and every record lands.
+
+        The broker is real and stays up; only the producer's view of leadership is held at "no leader" past
+        `request_timeout_ms`, the state a restarting broker shows until its partitions are elected again, which
+        lasts that long only on a loaded machine."""
+        config = harness.config("leaderless")
+        config = dataclasses.replace(config, extra={**config.extra, "request_timeout_ms": 1500})
+        samples = [harness.sample(i) for i in range(60)]
+
+        async def scenario() -> tuple[list[AdapterError | None], list[AdapterError], set[bytes]]:
+            async with harness.create_sink(config) as sink:
+                assert await sink.send_many(samples[:20]) == [None] * 20
+                cluster = sink._producer.client.cluster  # the live producer's view of the cluster, bent below
+                leader = cluster.leader_for_partition
+                cluster.leader_for_partition = lambda partition: -1
+                try:  # held past the batch's 1.5 s, aiokafka fails it and its sequence numbers are spent
+                    during = await asyncio.wait_for(sink.send_many(samples[20:40]), 30)
+                finally:
+                    cluster.leader_for_partition = leader
+                after: list[AdapterError] = []
+                rest = samples[20:]
+                for _ in range(20):  # as the runtime does: send again what failed retriably, until it lands
+                    failures = await sink.send_many(rest)
+                    after += [failure for failure in failures if failure is not None]
+                    rest = [envelope for envelope, failure in zip(rest, failures)
+                            if failure is not None and failure.retriable]
+                    if not rest or len(rest) < len(failures) - failures.count(None):
+                        break
+                    await asyncio.sleep(0.5)
+            async with harness.create_source(config) as source:
+                landed = {envelope.body for envelope in await take(source, len(samples))}
+            return during, after, landed
+
+        during, after, landed = run(scenario, timeout=90)
+        assert during and all(failure is not None and failure.retriable for failure in during), during
+        assert all(failure.retriable for failure in after), after
+        assert landed == {envelope.body for envelope in samples}
+
 
 @pytest.fixture
 def private_kafka() -> Iterator[PrivateKafka]:
@@ -244,3 +288,4 @@ def test_source_and_sink_survive_a_broker_restart(private_kafka: PrivateKafka) -
     got, leftover = run(scenario, timeout=120)
     assert got == {harness.sample(i).body for i in range(total)}
     assert leftover == []
+
