@@ -42,10 +42,8 @@ def _free(port: int) -> bool:
 def proxy_port() -> int:
     """A bootstrap port whose broker port (port + 1 + node id) is free too."""
     for _ in range(100):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = int(probe.getsockname()[1])
-        if port + 1 + NODE_ID < 65536 and _free(port + 1 + NODE_ID):
+        port = free_port()  # below the ephemeral range, as every port a test listens on
+        if _free(port + 1 + NODE_ID):
             return port
     raise AssertionError("no pair of free ports")
 

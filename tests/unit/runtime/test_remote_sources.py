@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from gateway.runtime.engine import Engine
 from gateway.runtime.reload import Reloader
 from gateway.settings import load_settings
 from gateway.testing import memory
+from tests.conftest import free_port
 from tests.unit.builders import bad, ce_message, kafka_ce, ok, registry, shape, write_doc
 from tests.unit.local_http import SourceServer, source_server
 from tests.unit.polling import until
@@ -47,9 +47,7 @@ def server() -> Iterator[SourceServer]:
 
 
 def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_port()  # nothing listens there, and no client connection takes it meanwhile
 
 
 # --- polling ------------------------------------------------------------------------------------------------------
