@@ -83,11 +83,37 @@ fn push_value(entries: &mut Vec<Entry<'static>>, value: &Value) {
 pub fn parse(text: &[u8]) -> Option<Doc<'_>> {
     let text = std::str::from_utf8(text).ok()?;
     let mut reader = Reader {
-        text, bytes: text.as_bytes(), pos: 0, entries: Vec::with_capacity(text.len() / 8 + 4), names: Vec::new(),
+        text, bytes: text.as_bytes(), pos: 0, entries: Vec::with_capacity(text.len() / 8 + 4),
+        names: Vec::with_capacity(32),
     };
     reader.value(0)?;
     reader.skip_space();
     (reader.pos == reader.bytes.len()).then_some(Doc { entries: reader.entries })
+}
+
+/// The first position from `at` on that holds a quote, a backslash or a control character (what ends a run of
+/// a string's plain text), eight bytes at a time: a string's text was read a byte at a time before, ~15% of a
+/// binary record's judging.
+fn special(bytes: &[u8], mut at: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        // a byte is flagged where it is zero (quote, backslash) or below 0x20; a borrow may flag a byte above a
+        // true hit too, never one below it, so the lowest flag is exact (bytes from 0x80 on are never flagged)
+        let flags = (quote.wrapping_sub(ONES) & !quote
+            | backslash.wrapping_sub(ONES) & !backslash
+            | word.wrapping_sub(ONES * 0x20) & !word)
+            & HIGHS;
+        if flags != 0 {
+            return Some(at + (flags.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let rest = bytes.get(at..)?;
+    rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|run| at + run)
 }
 
 struct Reader<'a> {
@@ -221,17 +247,14 @@ impl<'a> Reader<'a> {
     /// A string at `pos` (its opening quote); borrowed unless it holds an escape.
     fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.pos + 1;
-        let mut at = start;
-        loop {
-            match *self.bytes.get(at)? {
-                b'"' => {
-                    self.pos = at + 1;
-                    return Some(Cow::Borrowed(&self.text[start..at]));
-                }
-                b'\\' => break,
-                0..=0x1f => return None,
-                _ => at += 1,
+        let mut at = special(self.bytes, start)?;
+        match self.bytes[at] {
+            b'"' => {
+                self.pos = at + 1;
+                return Some(Cow::Borrowed(&self.text[start..at]));
             }
+            b'\\' => {}
+            _ => return None, // a control character
         }
         let mut out = String::with_capacity(at - start + 16);
         out.push_str(&self.text[start..at]);
@@ -279,9 +302,9 @@ impl<'a> Reader<'a> {
                 0..=0x1f => return None,
                 _ => {
                     // copy the run up to the next quote or backslash (UTF-8 sequences stay whole)
-                    let run = self.bytes[at..].iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-                    out.push_str(&self.text[at..at + run]);
-                    at += run;
+                    let end = special(self.bytes, at)?;
+                    out.push_str(&self.text[at..end]);
+                    at = end;
                 }
             }
         }
@@ -721,6 +744,24 @@ mod tests {
         assert!(parse(deep.as_bytes()).is_none());
         let fine = format!("{}{}", "[".repeat(DEPTH), "]".repeat(DEPTH));
         assert!(parse(fine.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn special_finds_the_first_quote_backslash_or_control_byte() {
+        let alphabet: &[u8] = b"ab\"\\\x00\x1f\x20\x7f\x80\xff~";
+        let mut seed = 7u64;
+        for _ in 0..20_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let len = (seed >> 59) as usize + 1;
+            let text: Vec<u8> = (0..len).map(|i| alphabet[((seed >> (i % 50)) as usize + i * 7) % alphabet.len()]).collect();
+            for from in 0..=text.len() {
+                let expected = text[from..].iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|p| from + p);
+                assert_eq!(special(&text, from), expected, "{text:?} from {from}");
+            }
+        }
+        assert_eq!(special(b"0123456789abcdef\"", 0), Some(16));
+        assert_eq!(special(b"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\\", 0), Some(8));
+        assert_eq!(special(b"abc", 4), None);
     }
 
     #[test]
