@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 from collections.abc import Callable
 from types import TracebackType
@@ -39,6 +40,8 @@ from protocol_adapters.kafka.mapping import OutgoingRecord, forwarded_record, ou
 from protocol_adapters.kafka.options import KafkaSinkOptions, sink_options
 from protocol_adapters.kafka.outbox import Batch, Outbox
 from protocol_adapters.kafka.partitioning import murmur2
+
+log = logging.getLogger("xgate.kafka")
 
 # seconds during which a failed connection attempt answers every send without trying again
 _RETRY_AFTER = 0.5
@@ -194,7 +197,9 @@ class KafkaSink:
         """The AdapterError for a send `producer` did not confirm; unless the broker refused the record itself,
         the producer is retired (module docstring: its sequence numbers may be spent)."""
         error = adapter_error(exc, f"produce to topic {self.options.topic!r}")
-        if not isinstance(error, MessageRefused):
+        if not isinstance(error, MessageRefused) and self._producer is producer:
+            log.warning("Kafka sink %r: a send was not confirmed (%s); the next send starts a new producer",
+                        self.options.endpoint_id, error)
             self._retire(producer)
         return error
 

@@ -194,7 +194,8 @@ class TestKafkaAdapter(ContractSuite):
                                 if e.fields["partition"] == partition]
             assert bodies_by_offset == sorted(bodies_by_offset)
 
-    def test_a_batch_failed_without_a_leader_does_not_poison_the_sink(self, harness: KafkaHarness) -> None:
+    def test_a_batch_failed_without_a_leader_does_not_poison_the_sink(self, harness: KafkaHarness,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
         """aiokafka fails a batch that outlived `request_timeout_ms` while its partition had no leader, and gives
         it the partition's next sequence numbers as it does so; the broker then refuses every later batch of that
         idempotent producer for the partition as out of order (OutOfOrderSequenceNumber, not retriable): a route
@@ -236,6 +237,8 @@ class TestKafkaAdapter(ContractSuite):
         assert during and all(failure is not None and failure.retriable for failure in during), during
         assert all(failure.retriable for failure in after), after
         assert landed == {envelope.body for envelope in samples}
+        replaced = [r.getMessage() for r in caplog.records if "the next send starts a new producer" in r.getMessage()]
+        assert replaced and "leaderless" in replaced[0], replaced  # the operator is told, naming the endpoint
 
 
 @pytest.fixture
