@@ -291,4 +291,3 @@ def test_source_and_sink_survive_a_broker_restart(private_kafka: PrivateKafka) -
     got, leftover = run(scenario, timeout=120)
     assert got == {harness.sample(i).body for i in range(total)}
     assert leftover == []
-
