@@ -204,10 +204,8 @@ class KafkaSink:
         return error
 
     def _retire(self, producer: Any) -> None:
-        """Stop using `producer` (when it is still the current one): the next send starts a new producer. The old
-        one hands back what it holds in the background; what it never answers fails as retriable."""
-        if self._producer is not producer:
-            return
+        """Stop using the current `producer`: the next send starts a new one. The old one hands back what it holds
+        in the background; what it never answers fails as retriable."""
         outbox, self._producer, self._outbox = self._outbox, None, None
         task = asyncio.create_task(self._wind_down(producer, outbox))
         self._retiring.add(task)
