@@ -43,15 +43,21 @@ def conformance_dir(*parts: str) -> Path:
 _LISTEN_PORTS = range(20000, 32768)  # Linux's ephemeral range starts at 32768 unless the machine says otherwise
 
 
+def port_is_free(port: int) -> bool:
+    """Nothing listens on (or is bound to) this TCP port of 127.0.0.1 right now."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now, outside the range client sockets take."""
     while True:
         port = random.choice(_LISTEN_PORTS)
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
+        if port_is_free(port):
             return port
 
 

@@ -93,13 +93,9 @@ class KafkaSink:
         if transaction is not None:
             await transactions.release(transaction, self.options.connection.connect_timeout)
         outbox, self._outbox = self._outbox, None
-        if outbox is not None:
-            await outbox.close()
         producer, self._producer = self._producer, None
-        if producer is not None:
-            await _stop(producer, self.options.connection.connect_timeout)
-        if outbox is not None:
-            outbox.abandon(asyncio.CancelledError())
+        # closing: what the producer does not confirm is released by its callers for redelivery
+        await self._wind_down(producer, outbox, asyncio.CancelledError())
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
 
@@ -207,18 +203,21 @@ class KafkaSink:
         """Stop using the current `producer`: the next send starts a new one. The old one hands back what it holds
         in the background; what it never answers fails as retriable."""
         outbox, self._producer, self._outbox = self._outbox, None, None
-        task = asyncio.create_task(self._wind_down(producer, outbox))
+        retired = TransientAdapterError(f"Kafka: the producer for topic {self.options.topic!r} was replaced "
+                                        "after a failed send; sent again by the next one")
+        task = asyncio.create_task(self._wind_down(producer, outbox, retired))
         self._retiring.add(task)
         task.add_done_callback(self._retiring.discard)
 
-    async def _wind_down(self, producer: Any, outbox: Outbox | None) -> None:
-        retired = TransientAdapterError(f"Kafka: the producer for topic {self.options.topic!r} was replaced "
-                                        "after a failed send; sent again by the next one")
+    async def _wind_down(self, producer: Any, outbox: Outbox | None, failure: BaseException) -> None:
+        """Stop handing `outbox`'s batches over (the queued ones fail with `failure`), stop `producer` (it flushes
+        what it took, bounded), then fail with `failure` whatever it took and never answered."""
         if outbox is not None:
-            await outbox.close(retired)
-        await _stop(producer, self.options.connection.connect_timeout)
+            await outbox.close(failure)
+        if producer is not None:
+            await _stop(producer, self.options.connection.connect_timeout)
         if outbox is not None:
-            outbox.abandon(retired)
+            outbox.abandon(failure)
 
     async def _send_in_transaction(self, outgoing: list[OutgoingRecord]) -> None:
         """Into the route's open transaction; a failure there aborts it and the source reads the records again."""

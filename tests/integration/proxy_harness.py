@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from aiokafka.errors import KafkaError
 
 from gateway.recorded import envelope_from_record
 from protocol_adapters.kafka.mapping import outgoing_record
-from tests.conftest import free_port
+from tests.conftest import free_port, port_is_free
 from tests.integration import traffic as it_traffic
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,20 +29,11 @@ BROKER = "127.0.0.1:9092"
 NODE_ID = 1  # deploy/brokers/kafka.sh's node.id
 
 
-def _free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def proxy_port() -> int:
     """A bootstrap port whose broker port (port + 1 + node id) is free too."""
     for _ in range(100):
         port = free_port()  # below the ephemeral range, as every port a test listens on
-        if _free(port + 1 + NODE_ID):
+        if port_is_free(port + 1 + NODE_ID):
             return port
     raise AssertionError("no pair of free ports")
 
