@@ -135,12 +135,21 @@ impl Core {
         }
         let message = Message { record, event: event.as_ref(), content_type };
         let mut payload = Payload::new(record.value, self.limits.unique);
-        for &d in &candidates {
+        let Some((&first, rest)) = candidates.split_first() else {
+            return Outcome::Nonconformant(None, vec![unknown(message.event)]);
+        };
+        // the first candidate's whole list at once: it costs a passing message nothing more, and a failing one
+        // (mostly a single candidate) is not judged a second time to be explained
+        let found = self.violations(first, &message, &mut payload, 0, false);
+        if found.is_empty() {
+            return Outcome::Conformant(first);
+        }
+        for &d in rest {
             if self.violations(d, &message, &mut payload, 1, true).is_empty() {
                 return Outcome::Conformant(d);
             }
         }
-        self.explain(&candidates, &message, &mut payload)
+        self.explain(first, found, rest, &message, &mut payload)
     }
 
     /// Whether every schema of a definition compiles here (each is compiled on its first message: a
@@ -208,13 +217,11 @@ impl Core {
         found
     }
 
-    /// explaining.py `explain_failure` (every candidate known to fail).
-    fn explain(&self, candidates: &[usize], message: &Message, payload: &mut Payload) -> Outcome {
-        let Some((&first, rest)) = candidates.split_first() else {
-            return Outcome::Nonconformant(None, vec![unknown(message.event)]);
-        };
+    /// explaining.py `explain_failure` (every candidate known to fail), given the first one's violations.
+    fn explain(&self, first: usize, violations: Vec<Violation>, rest: &[usize], message: &Message,
+               payload: &mut Payload) -> Outcome {
         let mut best = first;
-        let mut fewest = self.violations(first, message, payload, 0, false);
+        let mut fewest = violations;
         for &d in rest {
             if fewest.len() <= 1 {
                 break;

@@ -63,11 +63,17 @@ pub fn repr_float(value: f64) -> String {
     }
     // Rust's `{:e}` writes the shortest digits that read back as the same double, as Python's repr does, but
     // where two such strings are equally near (268592061126924.125) it rounds up and Python to even: take
-    // the correctly rounded (ties to even) string of that length when it reads back too
+    // the correctly rounded (ties to even) string of that length when it reads back too. Rounding up a tie
+    // between d and d+1 can only differ from Python where d+1 is odd, so an even last digit is already
+    // Python's (and the other two steps, ~2,000 instructions, are skipped: explaining payloads writes many)
     let shortest = format!("{:e}", value.abs());
-    let length = shortest.split_once('e').map_or(1, |(mantissa, _)| mantissa.len().saturating_sub(1).max(1));
+    let mantissa = shortest.split_once('e').map_or("0", |(mantissa, _)| mantissa);
+    if mantissa.as_bytes().last().is_none_or(|digit| digit % 2 == 0) {
+        return write_float(value.is_sign_negative(), &shortest, -4..16, 2);
+    }
+    let length = mantissa.len().saturating_sub(1).max(1);
     let nearest = format!("{:.*e}", length - 1, value.abs());
-    let scientific = if nearest.parse() == Ok(value.abs()) { nearest } else { shortest };
+    let scientific = if nearest != shortest && nearest.parse() == Ok(value.abs()) { nearest } else { shortest };
     write_float(value.is_sign_negative(), &scientific, -4..16, 2)
 }
 
