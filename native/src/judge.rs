@@ -135,21 +135,18 @@ impl Core {
         }
         let message = Message { record, event: event.as_ref(), content_type };
         let mut payload = Payload::new(record.value, self.limits.unique);
-        let Some((&first, rest)) = candidates.split_first() else {
-            return Outcome::Nonconformant(None, vec![unknown(message.event)]);
-        };
-        // the first candidate's whole list at once: it costs a passing message nothing more, and a failing one
-        // (mostly a single candidate) is not judged a second time to be explained
-        let found = self.violations(first, &message, &mut payload, 0, false);
-        if found.is_empty() {
-            return Outcome::Conformant(first);
+        if let [only] = candidates[..] {
+            // one candidate (the common case): its whole list at once costs a passing message nothing more,
+            // and a failing one is not judged a second time to be explained
+            let found = self.violations(only, &message, &mut payload, 0, false);
+            return if found.is_empty() { Outcome::Conformant(only) } else { Outcome::Nonconformant(Some(only), found) };
         }
-        for &d in rest {
+        for &d in &candidates {
             if self.violations(d, &message, &mut payload, 1, true).is_empty() {
                 return Outcome::Conformant(d);
             }
         }
-        self.explain(first, found, rest, &message, &mut payload)
+        self.explain(&candidates, &message, &mut payload)
     }
 
     /// Whether every schema of a definition compiles here (each is compiled on its first message: a
@@ -217,11 +214,13 @@ impl Core {
         found
     }
 
-    /// explaining.py `explain_failure` (every candidate known to fail), given the first one's violations.
-    fn explain(&self, first: usize, violations: Vec<Violation>, rest: &[usize], message: &Message,
-               payload: &mut Payload) -> Outcome {
+    /// explaining.py `explain_failure` (every candidate known to fail).
+    fn explain(&self, candidates: &[usize], message: &Message, payload: &mut Payload) -> Outcome {
+        let Some((&first, rest)) = candidates.split_first() else {
+            return Outcome::Nonconformant(None, vec![unknown(message.event)]);
+        };
         let mut best = first;
-        let mut fewest = violations;
+        let mut fewest = self.violations(first, message, payload, 0, false);
         for &d in rest {
             if fewest.len() <= 1 {
                 break;
