@@ -28,6 +28,7 @@ __all__ = ["RULES", "NativeJudge", "kafka_record", "native_available", "xgate_co
 # native/src/verdict.rs numbers the rules in gateway/verdict.py's order
 RULES = tuple(Rule)
 KAFKA = "KAFKA"
+_new = tuple.__new__
 
 
 def native_available() -> bool:
@@ -83,9 +84,10 @@ class NativeJudge:
             return self.ruleset.classify(envelope) if envelope is not None else None
         index, violations = result
         group, message = self.ids[index] if index is not None else (None, None)
-        return Verdict(Outcome.NONCONFORMANT, group, message,
-                       tuple(Violation(path, RULES[rule], expected, actual, text)
-                             for path, rule, expected, actual, text in violations))
+        # tuple.__new__ straight: a NamedTuple's own __new__ is a Python function around that same call
+        return _new(Verdict, (Outcome.NONCONFORMANT, group, message,
+                              tuple([_new(Violation, (path, RULES[rule], expected, actual, text))
+                                     for path, rule, expected, actual, text in violations]), None))
 
     def results(self, positions: Sequence[int | None], records: Sequence[Any]) -> list[Any]:
         """The core's raw results for records, each judged on the endpoint at its position, the records of one
