@@ -1,6 +1,6 @@
 //! xgate's judging core. The Python compiler lowers a compiled registry to a plan (gateway/compiler/lower.py);
 //! `Core` is built once from it and judges a batch of Kafka records in one call, with the GIL released while
-//! it judges. The records' bytes are borrowed from their Python objects, never copied.
+//! it judges. Keys and values are borrowed from their Python objects; header bytes are copied (`Headers` says why).
 //!
 //! `judge_arrow` takes the same records as Arrow columns (Spark's `mapInArrow`), with no Python object per row.
 //!
