@@ -51,6 +51,7 @@ from bench.results import save
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.loader import load_snapshot
+from gateway.ports import ephemeral_port
 from gateway.recorded import envelope_from_record
 from gateway.routes.resolve import endpoint_config, resolve_routes
 from gateway.runtime.replay import Replayer
@@ -73,13 +74,6 @@ SETTLE = 300.0  # at most, seconds after the traffic for the gateway's backlog t
 QUIET = 30.0  # ... and it has drained when neither the gateway judged nor a reader read anything for this long
 # Kafka readers notice a member that left soon: the smallest session timeout Apache Kafka accepts
 KAFKA_READER = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 500, "rebalance_timeout_ms": 6000}
-
-
-def free_port() -> int:
-    import socket
-    with contextlib.closing(socket.socket()) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 # -- the configuration of this run ---------------------------------------------------------------------------
@@ -276,7 +270,7 @@ class Run:
         self.id = uuid.uuid4().hex[:6]
         self.work = Path(tempfile.mkdtemp(prefix=f"xgate-fault-{self.id}-"))
         self.config = self.work / "config"
-        self.http_port, self.relay_port, self.metrics_port = free_port(), free_port(), free_port()
+        self.http_port, self.relay_port, self.metrics_port = ephemeral_port(), ephemeral_port(), ephemeral_port()
         prepare(Path(args.config), self.config, self.id, self.http_port, self.relay_port)
         self.snapshot = load_snapshot([self.config])
         self.settings, _ = load_settings(self.config)

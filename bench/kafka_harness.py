@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # type:
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # type: ignore[import-untyped]
 
 from bench import workload
+from gateway.ports import ephemeral_port
 
 ROOT = Path(__file__).resolve().parents[1]
 KAFKA_SCRIPT = ROOT / "deploy" / "brokers" / "kafka.sh"
@@ -205,9 +205,9 @@ async def broker(kind: str, partitions: int, properties: str = "") -> AsyncItera
         await asyncio.to_thread(subprocess.run, ["bash", str(KAFKA_SCRIPT), "start"], check=True)
         yield Broker(workload.BOOTSTRAP, kind, partitions)
         return
-    port = free_port()
+    port = ephemeral_port()
     with tempfile.TemporaryDirectory(prefix="xgate-bench-kafka-") as state:
-        env = {**os.environ, "XGATE_KAFKA_PORT": str(port), "XGATE_KAFKA_CONTROLLER_PORT": str(free_port()),
+        env = {**os.environ, "XGATE_KAFKA_PORT": str(port), "XGATE_KAFKA_CONTROLLER_PORT": str(ephemeral_port()),
                "XGATE_BROKER_STATE": state}
         if properties:
             extra = Path(state) / "extra.properties"
@@ -282,13 +282,6 @@ async def forward(bootstrap: str, source: str, target: str, partitions: int) -> 
 
 
 # -- candidates as subprocesses -------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def xgate_config(folder: Path, bootstrap: str, group: str, source: str, valid: str, dlq: str) -> None:
@@ -385,7 +378,7 @@ def spawn(name: str, broker: Broker, source: str, outputs: list[str], work: Path
                               "--bootstrap", broker.bootstrap, "--partitions", str(broker.partitions)], log)
     folder = work / f"xgate-{uuid.uuid4().hex[:6]}"
     xgate_config(folder, broker.bootstrap, group or broker.group(), source, *outputs)
-    address = f"127.0.0.1:{free_port()}"
+    address = f"127.0.0.1:{ephemeral_port()}"
     workers = ["--workers", str(workers_of(name))] if "-w" in name else []
     return Process(name, [sys.executable, "-m", "gateway.cli", "run", "--config", str(folder),
                           "--metrics-address", address, *workers], log, f"http://{address}/readyz")

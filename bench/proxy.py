@@ -30,7 +30,6 @@ import asyncio
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,9 +39,10 @@ from typing import Any
 
 import yaml
 
-from bench.kafka_harness import KAFKA_SCRIPT, Process, broker, free_port
+from bench.kafka_harness import KAFKA_SCRIPT, Process, broker
 from bench.results import save
 from bench.rounds import rotated, summary
+from gateway.ports import ephemeral_port, port_is_free
 from gateway.proxy.upstream import answers
 
 SCHEMA = {"type": "object", "required": ["seq", "reading", "pad"],
@@ -73,9 +73,9 @@ def payload_file(folder: Path) -> Path:
 
 def proxy_port() -> int:
     """A bootstrap port whose broker listener (port + 1 + node id: port-per-broker) is free too."""
-    port = free_port()
-    while not _free(port + 1 + NODE_ID):
-        port = free_port()
+    port = ephemeral_port()
+    while not port_is_free(port + 1 + NODE_ID):
+        port = ephemeral_port()
     return port
 
 
@@ -134,7 +134,7 @@ AT_HALF_LOAD = ("direct", "relay", "proxy")
 
 async def measure(records: int, rounds: int) -> dict[str, Any]:
     classpath = await asyncio.to_thread(tools_classpath)
-    relayed, relay_port = free_port(), free_port()
+    relayed, relay_port = ephemeral_port(), ephemeral_port()
     async with broker("private", 4, RELAYED.format(relayed=relayed, relay=relay_port)) as kafka:
         with tempfile.TemporaryDirectory(prefix="xgate-bench-proxy-") as work:
             folder = Path(work)
@@ -143,7 +143,7 @@ async def measure(records: int, rounds: int) -> dict[str, Any]:
             count = len(CANDIDATES) * (1 + rounds) + len(AT_HALF_LOAD) * rounds
             topics = await kafka.create(*[f"r{i}" for i in range(count)])
             ports = {name: proxy_port() for name in ("proxy", "proxy2")}
-            metrics = {name: f"127.0.0.1:{free_port()}" for name in ports}
+            metrics = {name: f"127.0.0.1:{ephemeral_port()}" for name in ports}
             processes = {name: Process(name, [
                 sys.executable, "-m", "gateway.cli", "proxy",
                 "--config", str(proxy_config(folder / name, kafka.bootstrap, ports[name], topics)),
@@ -221,15 +221,6 @@ def judged(metrics: str) -> dict[str, int]:
                                      re.MULTILINE):
         found[verdict] = found.get(verdict, 0) + int(float(value))
     return found
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def render(result: dict[str, Any]) -> str:

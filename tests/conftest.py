@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gateway.ports import port_is_free
+
 REPO = Path(__file__).resolve().parents[1]
 # the external conformance material: $XGATE_CONFORMANCE, or ../shared/conformance beside the checkout
 SHARED_CONFORMANCE = Path(os.environ.get("XGATE_CONFORMANCE") or REPO.parent / "shared" / "conformance")
@@ -41,16 +43,6 @@ def conformance_dir(*parts: str) -> Path:
 # port 0) is one it also hands to the next client connection of any process, and with three workers one such
 # connection took a gateway's metrics port between the choice and the gateway's bind ("address already in use").
 _LISTEN_PORTS = range(20000, 32768)  # Linux's ephemeral range starts at 32768 unless the machine says otherwise
-
-
-def port_is_free(port: int) -> bool:
-    """Nothing listens on (or is bound to) this TCP port of 127.0.0.1 right now."""
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def free_port() -> int:

@@ -31,7 +31,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import sys
 import threading
 import time
@@ -45,6 +44,7 @@ from prometheus_client import CollectorRegistry
 from gateway.exit_code import ExitCode
 from gateway.metrics.merge import WorkerTotals, merge_families
 from gateway.metrics.server import MetricsServer
+from gateway.ports import ephemeral_port
 from gateway.settings import MetricsSettings
 
 log = logging.getLogger("xgate.workers")
@@ -93,16 +93,10 @@ def worker_access() -> MetricsSettings:
     return MetricsSettings(username=WORKER_USER, password=os.environ[SECRET_ENV], probes_need_auth=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class _Worker:
     index: int
-    port: int = field(default_factory=_free_port)
+    port: int = field(default_factory=ephemeral_port)
     process: asyncio.subprocess.Process | None = None
     ready: bool = False
     misses: int = 0  # probes in a row that got no answer

@@ -12,7 +12,7 @@ from tests.unit.test_import_cycles import import_graph
 LAYERS: tuple[tuple[str, ...], ...] = (
     # the floor: plain values and readers every layer shares (sections: gateway.yaml sections the services share)
     ("gateway", "errors", "exit_code", "config_values", "durable", "logs", "bindings", "envelope", "verdict",
-     "limits", "jsontext", "model", "sections", "pointers", "backoff", "collector"),
+     "limits", "jsontext", "model", "sections", "pointers", "backoff", "collector", "ports"),
     # reading: documents, settings, recorded messages, CloudEvents; the protocol adapters
     ("loader", "schemaregistry", "settings", "recorded", "cloudevents", "protocol_adapters"),
     # judging and resolving: the compiler, the offline judging loop, inference, the routes
