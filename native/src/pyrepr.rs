@@ -97,9 +97,9 @@ fn shortest_digits(magnitude: f64, digits: &mut String) -> i32 {
     exponent + whole.len() as i32 - 1 - leading as i32
 }
 
-/// A float from the `{:e}` text of its magnitude (`1.5e-7`) and its sign, written as Python's repr and
-/// orjson write floats (lay_out_digits).
-pub fn write_float(negative: bool, scientific: &str, positional: std::ops::Range<i32>, width: usize) -> String {
+/// A float from the `{:e}` text of its magnitude (`1.5e-7`) and its sign, laid out by `lay_out_digits`
+/// (`orjson_float`'s; `repr_float` takes its digits from zmij instead).
+fn write_float(negative: bool, scientific: &str, positional: std::ops::Range<i32>, width: usize) -> String {
     let (mantissa, exponent) = scientific.split_once('e').expect("{:e} writes an exponent");
     let digits: String = mantissa.chars().filter(|&c| c != '.').collect();
     let exponent: i32 = exponent.parse().expect("{:e} writes an integer exponent");
