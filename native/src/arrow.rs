@@ -94,6 +94,7 @@ impl<'a> Columns<'a> {
             headers,
             value: self.value.bytes(row).unwrap_or_default(),
             timestamp: self.timestamp.int(row),
+            values_text: None,
         })
     }
 }

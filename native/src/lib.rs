@@ -237,6 +237,8 @@ impl Core {
             }
             let outcomes: Vec<Outcome> = py.detach(|| {
                 let mut record = Record::empty();
+                // every header value of the chunk validated as UTF-8 in one pass (record.header_text)
+                record.values_text = std::str::from_utf8(&headers.values).ok();
                 held.iter().map(|h| match h {
                     None => Outcome::Defer,
                     Some(h) => {

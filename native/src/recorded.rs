@@ -26,7 +26,8 @@ pub struct Recorded<'a> {
 pub fn read_kafka<'a>(doc: &'a Doc<'a>, defaults: &Defaults) -> Option<Recorded<'a>> {
     let mut named: Option<&str> = None;
     let mut protocol: Option<&str> = None;
-    let mut record = Record { topic: None, partition: None, key: None, headers: Vec::new(), value: b"", timestamp: None };
+    let mut record = Record { topic: None, partition: None, key: None, headers: Vec::new(), value: b"", timestamp: None,
+                              values_text: None };
     for (name, value) in doc.root().members()? {
         match name {
             // a null endpoint is not an absent one in recorded.py: that case is left to it

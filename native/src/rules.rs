@@ -70,8 +70,10 @@ impl ValueCheck {
         self.violation(Rule::Value, expected, actual, self.value_message.clone())
     }
 
-    /// One present value; `bindings` carries placeholder texts across the definition's rules.
-    pub fn check<'v>(&'v self, actual: Val<'v>, text: bool, bindings: &mut Vec<(&'v str, &'v str)>) -> Found {
+    /// One present value; `bindings` carries placeholder texts across the definition's rules. `typed`: the
+    /// value is already known to be of this rule's type (`implied_by_cloudevents`), so its type goes unchecked.
+    pub fn check<'v>(&'v self, actual: Val<'v>, text: bool, typed: bool,
+                     bindings: &mut Vec<(&'v str, &'v str)>) -> Found {
         let actual_str = actual.as_str();
         if let (Some(literal), Some(s)) = (&self.valid_literal, actual_str) {
             if s == literal {
@@ -92,7 +94,7 @@ impl ValueCheck {
                 };
             }
         }
-        if !is_type(self.kind, actual, text) {
+        if !typed && !is_type(self.kind, actual, text) {
             return self.violation(Rule::Type, Expected::Str(self.type_name.clone()), actual,
                                   format!("{} is not a valid {}", self.path, self.type_name));
         }
@@ -167,7 +169,10 @@ pub fn read_option<'a>(record: &Record<'a>, field: Field, header: &str) -> Vec<V
         Field::KeyBase64 => unreachable!("key_base64 is read by its caller: its text is made, not borrowed"),
         Field::Header => record.headers.iter()
             .filter(|(name, value)| *name == header && value.is_some())
-            .map(|(_, value)| header_text(value.unwrap_or_default()))
+            .map(|(_, value)| {
+                let bytes = value.unwrap_or_default();
+                record.header_text(bytes).map_or(Val::Bytes(bytes), Val::Text)
+            })
             .collect(),
     }
 }
@@ -186,6 +191,15 @@ fn ce_violation(name: &str, rule: Rule, expected: &str, actual: Actual, message:
 
 fn attribute_name_ok(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+/// Whether `cloudevents_rules` passing on an event already shows its attribute `name` to be of `kind`: it
+/// checks `source` as a URI-reference (a URI template accepts every one), `time` as a timestamp and
+/// `dataschema` as a URI with the same `is_type` on the same value. A definition that declares those types
+/// then does not check them a second time (a binary record's timestamp was read twice).
+pub fn implied_by_cloudevents(name: &str, kind: Kind) -> bool {
+    matches!((name, kind), ("source", Kind::UriReference | Kind::UriTemplate) | ("time", Kind::Timestamp)
+                           | ("dataschema", Kind::Uri))
 }
 
 /// constraints.py `cloudevents_rules`: the implicit CloudEvents 1.0 rules (validation rule 5.1).

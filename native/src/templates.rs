@@ -112,8 +112,11 @@ impl Template {
         let mut rest = value;
         for (index, piece) in self.pieces.iter().enumerate() {
             // placeholders never hold a delimiter: the value's delimiters must be the template's, in order
-            let part = match (rest.find(DELIMITERS), self.delimiters.get(index)) {
-                (Some(at), Some(&wanted)) if rest[at..].starts_with(wanted) => {
+            // the delimiters are ASCII: a byte search finds them (a search for any of three chars decoded
+            // every char of the value)
+            let found = rest.bytes().position(|b| matches!(b, b'/' | b'?' | b'#'));
+            let part = match (found, self.delimiters.get(index)) {
+                (Some(at), Some(&wanted)) if rest.as_bytes()[at] == wanted as u8 => {
                     let part = &rest[..at];
                     rest = &rest[at + 1..];
                     part
