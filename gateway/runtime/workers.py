@@ -171,7 +171,11 @@ class Supervisor:
                 self._refused = True
                 self._stopping.set()
                 return
-            log.warning("worker %d exited with code %s; starting it again in %.0f s", worker.index, code, delay)
+            # a port picked afresh: the one it had was free when picked, not necessarily when the worker bound it,
+            # and another process may hold it now (the same port again would fail the same way on every restart)
+            worker.port = ephemeral_port()
+            log.warning("worker %d exited with code %s; starting it again in %.0f s on private port %d",
+                        worker.index, code, delay, worker.port)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
                     await self._stopping.wait()

@@ -4,12 +4,14 @@ ready until PROBE_MISSES in a row; one whose process is gone is not ready at the
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from gateway.runtime import workers
 from gateway.runtime.workers import PROBE_MISSES, SLOW_START_PROBES, Supervisor, _Worker
 
 READY = (200, b'{"ready": true, "sources": {"in": true}}')
@@ -64,3 +66,34 @@ def test_a_worker_slow_to_become_ready_says_why_once(caplog: Any) -> None:
     assert caplog.text.count(f"worker 0 is still not ready after {SLOW_START_PROBES} probes: /readyz answered 503") == 1
     Supervisor._probed(worker, READY)
     assert worker.ready and worker.unready == 0
+
+
+def test_a_restarted_worker_gets_a_private_port_picked_afresh(monkeypatch: Any, caplog: Any) -> None:
+    """The port a worker had may have been taken by another process (that may be why it exited): the next start
+    gets a new one, instead of failing the same way on every restart (one restart: the test waits its 1 s)."""
+
+    supervisor = Supervisor("cfg", 1, [], "", None, 1.0)  # type: ignore[arg-type]
+    worker = supervisor.workers[0]
+    addresses: list[str] = []
+    ports = iter([40001, 40002])
+
+    class Exited:
+        returncode = None
+
+        async def wait(self) -> int:
+            if len(addresses) == 2:
+                supervisor.request_stop()  # the second run ends with the gateway stopping
+            return 1
+
+    async def spawn(*argv: str, **_: Any) -> Exited:
+        addresses.append(argv[argv.index("--metrics-address") + 1])
+        return Exited()
+
+    monkeypatch.setattr(workers, "ephemeral_port", lambda: next(ports))
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", spawn)
+    first = worker.port
+    with caplog.at_level(logging.WARNING, "xgate.workers"):
+        asyncio.run(asyncio.wait_for(supervisor._keep_running(worker), timeout=10))
+    assert addresses == [f"127.0.0.1:{first}", "127.0.0.1:40001"]
+    assert worker.port == 40001
+    assert "starting it again in 1 s on private port 40001" in caplog.text
