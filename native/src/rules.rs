@@ -165,24 +165,19 @@ pub fn read_option<'a>(record: &Record<'a>, field: Field, header: &str) -> Vec<V
         Field::Topic => record.topic.map(Val::Text).into_iter().collect(),
         Field::Partition => record.partition.map(Val::Int).into_iter().collect(),
         Field::Timestamp => record.timestamp.map(Val::Int).into_iter().collect(),
-        Field::Key => record.key.map(header_text).into_iter().collect(),
+        Field::Key => record.key.map(|key| header_text(record, key)).into_iter().collect(),
         Field::KeyBase64 => unreachable!("key_base64 is read by its caller: its text is made, not borrowed"),
         Field::Header => record.headers.iter()
             .filter(|(name, value)| *name == header && value.is_some())
-            .map(|(_, value)| {
-                let bytes = value.unwrap_or_default();
-                record.header_text(bytes).map_or(Val::Bytes(bytes), Val::Text)
-            })
+            .map(|(_, value)| header_text(record, value.unwrap_or_default()))
             .collect(),
     }
 }
 
-/// cloudevents.py `header_text`: UTF-8 bytes become text, other bytes stay bytes.
-pub fn header_text(bytes: &[u8]) -> Val<'_> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Val::Text(text),
-        Err(_) => Val::Bytes(bytes),
-    }
+/// cloudevents.py `header_text`: UTF-8 bytes become text, other bytes stay bytes (`Record::header_text`
+/// reads a header value off the record's validated text).
+fn header_text<'a>(record: &Record<'a>, bytes: &'a [u8]) -> Val<'a> {
+    record.header_text(bytes).map_or(Val::Bytes(bytes), Val::Text)
 }
 
 fn ce_violation(name: &str, rule: Rule, expected: &str, actual: Actual, message: String) -> Violation {
