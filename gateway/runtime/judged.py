@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from gateway.envelope import Envelope
 from gateway.runtime.router import Decision
@@ -31,3 +32,6 @@ class Judged:
     delivered: bool = True
     landing: Landing = Landing.SENT
     settled: bool = False  # acknowledged or released at the source
+    # the Kafka record as the consumer gave it, when a record lane (record_lane.py) judged it: a sink that takes
+    # records (KafkaSink `send_records`) sends it with its `headers` added, no Envelope re-mapped for it
+    record: Any = None

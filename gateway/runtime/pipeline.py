@@ -416,11 +416,17 @@ class Pipeline:
         A message the batched send did not confirm, or every message for a sink that cannot batch, goes
         through `deliver` (retries, fallback) on its own, concurrently and submitted in arrival order.
         """
-        send_many = getattr(self.sinks[destination.endpoint_id], "send_many", None)
+        sink = self.sinks[destination.endpoint_id]
+        send_many = getattr(sink, "send_many", None)
         pending = share
         if send_many is not None and len(share) > 1:
-            protocol = destination.protocol
-            failures = await send_many([outgoing(item.envelope, protocol, item.headers) for item in share])
+            send_records = getattr(sink, "send_records", None)
+            if send_records is not None and all(item.record is not None for item in share):
+                # a record lane's Kafka records to a Kafka sink: as they came, with their dead-letter headers
+                failures = await send_records([item.record for item in share], [item.headers for item in share])
+            else:
+                protocol = destination.protocol
+                failures = await send_many([outgoing(item.envelope, protocol, item.headers) for item in share])
             pending = []
             for item, failure in zip(share, failures):
                 if failure is not None:

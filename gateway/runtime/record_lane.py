@@ -5,9 +5,11 @@ core in one call as it came. Conformant records go to their destination's produc
 key, headers, timestamp; KafkaSink `send_records`): no Envelope, Verdict, re-mapping or `xgate-*` header is
 made for them, and they are counted once per batch by definition. Only the rest (nonconformant, unmatched,
 and what the core leaves to the Python judge) become Envelopes and take the general path's deciding,
-dead-letter headers and delivery. A batch that fully landed is acknowledged by its handles in one call;
-anything else (a record the destination did not confirm, a judging error) is settled message by message as
-the general path settles it, so retries, fallbacks and at-least-once are the pipeline's own.
+dead-letter headers and delivery; a Kafka destination still takes them as records with their headers
+added (Judged `record`), not re-mapped from the Envelope. A batch that fully landed is acknowledged by its
+handles in one call; anything else (a record the destination did not confirm, a judging error) is settled
+message by message as the general path settles it, so retries, fallbacks and at-least-once are the
+pipeline's own.
 
 A route takes the lane when its source forwards records (a plain KafkaSource; an exactly-once one settles
 transactions by Envelope) and conformant messages are forwarded to a sink that takes records (KafkaSink).
@@ -124,12 +126,14 @@ class RecordLane:
         forwarded: list[tuple[Handle, int]] = []
         envelopes: list[Envelope] = []
         verdicts: list[Any] = []
+        records: list[Any] = []
         for handle, result in zip(handles, results):
             if result.__class__ is int:
                 forwarded.append((handle, result))
             else:  # None: the Python judge decides it (pipeline.decide_all)
                 envelopes.append(envelope_of(handle))
                 verdicts.append(None if result is None else verdict_of(result))
+                records.append(handle[1])
         if forwarded:
             ids = native.ids
             named: Tally[tuple[str, str, Kind]] = Tally()
@@ -138,7 +142,11 @@ class RecordLane:
                 named[(group, message, Kind.CONFORMANT)] = count
             pipeline.count_verdicts(Tally({Kind.CONFORMANT: len(forwarded)}), named)
             observe_many(pipeline.metrics.validation, [each] * len(forwarded))
-        others = pipeline.decide_all(envelopes, verdicts, [each] * len(envelopes)) if envelopes else []
+        if not envelopes:
+            return forwarded, []
+        others = pipeline.decide_all(envelopes, verdicts, [each] * len(envelopes))
+        for item, record in zip(others, records, strict=True):
+            item.record = record  # sent as it came by a Kafka sink (Pipeline._deliver_share)
         return forwarded, others
 
     async def _forward_and_deliver(self, source: Any, forwarded: list[tuple[Handle, int]],

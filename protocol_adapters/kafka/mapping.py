@@ -88,17 +88,23 @@ def outgoing_record(envelope: Envelope, default_key: bytes | None = None,
 
 
 def forwarded_record(record: Any, default_key: bytes | None = None,
-                     default_headers: Iterable[tuple[str, bytes]] = ()) -> OutgoingRecord:
-    """What `outgoing_record(record_envelope(record))` gives for an aiokafka ConsumerRecord forwarded as it came
-    (a Kafka to Kafka route's conformant records), without the Envelope."""
-    return forwarded(record.key, record.value, record.headers, record.timestamp, default_key, default_headers)
+                     default_headers: Iterable[tuple[str, bytes]] = (),
+                     added: Iterable[tuple[str, str]] = ()) -> OutgoingRecord:
+    """What `outgoing_record(outgoing(record_envelope(record), "KAFKA", added))` gives for an aiokafka
+    ConsumerRecord forwarded as it came (a Kafka to Kafka route's records: the conformant ones, and the dead
+    letters with their `xgate-*` headers `added`), without an Envelope."""
+    return forwarded(record.key, record.value, record.headers, record.timestamp, default_key, default_headers, added)
 
 
 def forwarded(key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, bytes | None]],
               timestamp_ms: int | None, default_key: bytes | None = None,
-              default_headers: Iterable[tuple[str, bytes]] = ()) -> OutgoingRecord:
-    """`forwarded_record` of a Kafka record given field by field (a Spark row): as it came, nulls included."""
+              default_headers: Iterable[tuple[str, bytes]] = (),
+              added: Iterable[tuple[str, str]] = ()) -> OutgoingRecord:
+    """`forwarded_record` of a Kafka record given field by field (a Spark row): as it came, nulls included,
+    then the `added` text headers, then the sink's defaults."""
     pairs = list(headers)
+    if added:
+        pairs += [(name, text.encode("utf-8")) for name, text in added]
     _add_defaults(pairs, default_headers)
     return OutgoingRecord(value, default_key if key is None else key, pairs,
                           timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else None)

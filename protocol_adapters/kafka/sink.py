@@ -125,12 +125,16 @@ class KafkaSink:
         return await self._send_all([outgoing_record(e, options.default_key, options.default_headers)
                                      for e in envelopes])
 
-    async def send_records(self, records: list[Any]) -> list[AdapterError | None]:
-        """`send_many` for aiokafka ConsumerRecords forwarded as they came (value, key, headers, timestamp):
-        what a Kafka to Kafka route does with its conformant records, no Envelope made for them."""
-        options = self.options
-        return await self._send_all([forwarded_record(r, options.default_key, options.default_headers)
-                                     for r in records])
+    async def send_records(self, records: list[Any],
+                           added: list[list[tuple[str, str]] | None] | None = None) -> list[AdapterError | None]:
+        """`send_many` for aiokafka ConsumerRecords forwarded as they came (value, key, headers, timestamp), each
+        with its `added` text headers if any: what a Kafka to Kafka route does with its conformant records and
+        its dead letters (their `xgate-*` headers), no Envelope re-mapped for them."""
+        key, defaults = self.options.default_key, self.options.default_headers
+        if added is None:
+            return await self._send_all([forwarded_record(r, key, defaults) for r in records])
+        return await self._send_all([forwarded_record(r, key, defaults, extra or ())
+                                     for r, extra in zip(records, added, strict=True)])
 
     async def _send_all(self, records: list[OutgoingRecord]) -> list[AdapterError | None]:
         """Produce all, then wait once per partition batch; each record's failure, or None, in order.

@@ -19,6 +19,7 @@ from gateway.errors import AdapterError, adapter_failure
 from gateway.loader import load_snapshot
 from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
+from gateway.runtime.remap import outgoing
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka.mapping import forwarded_record, outgoing_record, record_envelope
 from tests.unit.runtime.test_pipeline import REGISTRY, run_until
@@ -93,14 +94,15 @@ class Sink:
     async def __aexit__(self, *exc: object) -> None:
         return None
 
-    async def send_records(self, records: list[Any]) -> list[AdapterError | None]:
+    async def send_records(self, records: list[Any],
+                           added: list[list[tuple[str, str]] | None] | None = None) -> list[AdapterError | None]:
         failures: list[AdapterError | None] = []
-        for r in records:
+        for r, extra in zip(records, added or [None] * len(records), strict=True):
             if self.refuse:
                 self.refuse -= 1
                 failures.append(adapter_failure("broker away", retriable=True))
             else:
-                self.records.append(forwarded_record(r))
+                self.records.append(forwarded_record(r, added=extra or ()))
                 self.by_records += 1
                 failures.append(None)
         return failures
@@ -142,6 +144,8 @@ def test_conformant_records_go_as_they_came_and_the_rest_with_their_reason(tmp_p
     for letter in dlq.records:
         added = dict(letter.headers[len(expected[letter.key].headers):])
         assert added["xgate-verdict"] == b"nonconformant" and json.loads(added["xgate-violations"])[0]["rule"] == "schema"
+    # the dead letters went as records too, with their headers added (none was a batch's only letter here)
+    assert (dlq.by_records, unknown.by_records) == (30, 30)
     stats = engine.stats.route("in")
     assert stats.verdicts == {"conformant": 60, "nonconformant": 30, "unmatched": 30}
     assert stats.actions == {"forwarded": 60, "deadlettered": 60}
@@ -157,7 +161,11 @@ def test_records_the_destination_refused_are_retried_and_acknowledged_once(tmp_p
 
 
 def test_forwarded_record_is_the_envelope_paths_record() -> None:
+    letter = [("xgate-verdict", "nonconformant"), ("xgate-source-address", "in/ü"), ("d", "from the letter")]
     for r in (record("ok", 1), SimpleNamespace(topic="t", partition=0, offset=0, key=None, value=None,
                                                 headers=(), timestamp=-1)):
         for key, headers in ((None, ()), (b"dk", (("d", b"1"), ("trace", b"x")))):
             assert forwarded_record(r, key, headers) == outgoing_record(record_envelope(r, "in"), key, headers)
+            # a dead letter: its headers after the record's (a null one kept in place), the sink's defaults last
+            assert forwarded_record(r, key, headers, letter) == outgoing_record(
+                outgoing(record_envelope(r, "in"), "KAFKA", letter), key, headers)
