@@ -49,11 +49,13 @@ if [ -n "${XGATE_SPARK_ARCHIVE:-}" ]; then
     spark_args+=(--archives "$XGATE_SPARK_ARCHIVE#xgate-env" --conf spark.pyspark.python=./xgate-env/bin/python)
 fi
 
-# the project's two packages, as the executors import them
+# the project's two packages, as the executors import them; written beside and renamed into place, so that
+# another submit from this checkout that is still reading the zip never sees it half written or gone
 mkdir -p "$repo/build"
 zipfile="$repo/build/xgate-spark.zip"
-rm -f "$zipfile"
-(cd "$repo" && "$python" - "$zipfile" <<'PY'
+partial="$zipfile.$$.partial"
+trap 'rm -f "$partial"' EXIT
+(cd "$repo" && "$python" - "$partial" <<'PY'
 import pathlib, sys, zipfile
 with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as archive:
     for package in ("gateway", "protocol_adapters"):
@@ -61,6 +63,8 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as archive:
             archive.write(path)
 PY
 )
+mv -f "$partial" "$zipfile"
+trap - EXIT
 
 exec "${SPARK_SUBMIT:-spark-submit}" --name xgate --py-files "$zipfile" "${spark_args[@]}" \
     "$here/xgate_spark.py" "${app_args[@]}"
