@@ -97,20 +97,6 @@ fn shortest_digits(magnitude: f64, digits: &mut String) -> i32 {
     exponent + whole.len() as i32 - 1 - leading as i32
 }
 
-/// A float from the `{:e}` text of its magnitude (`1.5e-7`) and its sign, laid out by `lay_out_digits`
-/// (`orjson_float`'s; `repr_float` takes its digits from zmij instead).
-fn write_float(negative: bool, scientific: &str, positional: std::ops::Range<i32>, width: usize) -> String {
-    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} writes an exponent");
-    let digits: String = mantissa.chars().filter(|&c| c != '.').collect();
-    let exponent: i32 = exponent.parse().expect("{:e} writes an integer exponent");
-    let mut out = String::with_capacity(digits.len() + 8);
-    if negative {
-        out.push('-');
-    }
-    lay_out_digits(&mut out, &digits, exponent, positional, width);
-    out
-}
-
 /// Shortest digits (no point) with their decimal exponent, written as Python's repr and orjson write floats:
 /// scientific outside `positional` with at least `width` exponent digits (`1e+16`, `1.5e-05`), else
 /// positional with at least one fraction digit (`100.0`, `0.0001`).
@@ -142,14 +128,21 @@ fn lay_out_digits(out: &mut String, digits: &str, exponent: i32, positional: std
     }
 }
 
-/// orjson's float: the shortest digits that read back, scientific (`1e+16`, `1.5e-6`) from 1e16 up and
-/// below 1e-5, otherwise positional with at least one fraction digit.
+/// orjson's float: the shortest digits that read back, the nearest of them, ties to even (as `repr_float`'s),
+/// scientific (`1e+16`, `1.5e-6`) from 1e16 up and below 1e-5, otherwise positional with at least one fraction
+/// digit. Rust's `{:e}`, used here before, rounds a tie up: 268592061126924.125 became ...13, orjson's ...12.
 pub fn orjson_float(value: f64) -> String {
     if value == 0.0 {
         return if value.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
     }
-    // Rust's `{:e}` writes the shortest digits that read back as the same double
-    write_float(value.is_sign_negative(), &format!("{:e}", value.abs()), -5..16, 1)
+    let mut digits = String::with_capacity(24);
+    let exponent = shortest_digits(value.abs(), &mut digits);
+    let mut out = String::with_capacity(digits.len() + 8);
+    if value.is_sign_negative() {
+        out.push('-');
+    }
+    lay_out_digits(&mut out, &digits, exponent, -5..16, 1);
+    out
 }
 
 /// orjson's string: `"` and `\` escaped, control characters as \b \t \n \f \r or \u00xx, the rest as is.

@@ -126,3 +126,28 @@ def test_counts_follow_the_written_lines(workload_ruleset: Ruleset, tmp_path: Pa
     verdicts = [json.loads(line) for line in written.splitlines()]
     assert summary.by_verdict["conformant"] == sum(v["verdict"] == "conformant" for v in verdicts)
     assert sum(summary.by_rule.values()) == sum(len(v["violations"]) for v in verdicts)
+
+
+def test_floats_are_written_as_orjson_writes_them(workload_ruleset: Ruleset) -> None:
+    """A payload's float in a verdict line: orjson's shortest digits, a tie between two of them to the even one
+    (Rust's own float formatting rounds it up: 268592061126924.125 became ...13 where orjson writes ...12)."""
+    import orjson
+
+    rng = random.Random(43)
+    ties = [268592061126924.125, -268592061126924.125, 154364196807760.625, 205980619624491.375]
+    spread = [rng.uniform(-1, 1) * 10.0 ** rng.randint(-12, 30) for _ in range(300)]
+    seeds = [s.record for s in workload.samples(400, seed=12) if s.kind == workload.OK]
+    lines, floats = [], []
+    for value, record in zip(ties + spread, seeds * 2, strict=False):
+        event = json.loads(record["body"])
+        data = event["data"] if "specversion" in event else event
+        data["count"] = value  # an integer in 0..100000: every one of these fails, the float its actual value
+        lines.append(json.dumps(dict(record, body=json.dumps(event))).encode() + b"\n")
+        floats.append(value)
+    written, summary = _both(workload_ruleset, b"".join(lines))
+    assert summary.by_verdict["nonconformant"] == len(lines)
+    for line, value in zip(written.splitlines(), floats, strict=True):
+        actuals = [v["actual"] for v in json.loads(line)["violations"] if v["path"].endswith("/count")]
+        assert actuals and all(a == value for a in actuals), (line, value)
+        assert orjson.dumps(value) in line, (line, orjson.dumps(value))
+    assert _handed_back(workload_ruleset, b"".join(lines)) == (len(lines), 0)  # the checker wrote every line
