@@ -61,17 +61,21 @@ pub fn repr_float(value: f64) -> String {
     if value.is_infinite() {
         return if value > 0.0 { "inf" } else { "-inf" }.to_owned();
     }
-    // zmij (serde_json's float writer) gives the shortest digits that read back as the same double, the
-    // nearest of them, ties to even: Python's repr's digits. Rust's `{:e}` rounds such ties up
-    // (268592061126924.125) and, with the check that mended that, cost ~2,600 instructions a float where
-    // explaining a payload writes many
+    shortest(value, -4..16, 2)
+}
+
+/// A finite `value` in its shortest digits, laid out by `lay_out_digits`. zmij (serde_json's float
+/// writer) gives the shortest digits that read back as the same double, the nearest of them, ties to even:
+/// Python's repr's digits and orjson's. Rust's `{:e}` rounds such ties up (268592061126924.125) and, with the
+/// check that mended that, cost ~2,600 instructions a float where explaining a payload writes many.
+fn shortest(value: f64, positional: std::ops::Range<i32>, width: usize) -> String {
     let mut digits = String::with_capacity(24);
     let exponent = shortest_digits(value.abs(), &mut digits);
     let mut out = String::with_capacity(digits.len() + 8);
     if value.is_sign_negative() {
         out.push('-');
     }
-    lay_out_digits(&mut out, &digits, exponent, -4..16, 2);
+    lay_out_digits(&mut out, &digits, exponent, positional, width);
     out
 }
 
@@ -128,21 +132,14 @@ fn lay_out_digits(out: &mut String, digits: &str, exponent: i32, positional: std
     }
 }
 
-/// orjson's float: the shortest digits that read back, the nearest of them, ties to even (as `repr_float`'s),
-/// scientific (`1e+16`, `1.5e-6`) from 1e16 up and below 1e-5, otherwise positional with at least one fraction
-/// digit. Rust's `{:e}`, used here before, rounds a tie up: 268592061126924.125 became ...13, orjson's ...12.
+/// orjson's float: the shortest digits that read back (`shortest`), scientific (`1e+16`, `1.5e-6`) from 1e16 up
+/// and below 1e-5, otherwise positional with at least one fraction digit. Rust's `{:e}`, used here before,
+/// rounds a tie up: 268592061126924.125 became ...13, orjson's ...12.
 pub fn orjson_float(value: f64) -> String {
     if value == 0.0 {
         return if value.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
     }
-    let mut digits = String::with_capacity(24);
-    let exponent = shortest_digits(value.abs(), &mut digits);
-    let mut out = String::with_capacity(digits.len() + 8);
-    if value.is_sign_negative() {
-        out.push('-');
-    }
-    lay_out_digits(&mut out, &digits, exponent, -5..16, 1);
-    out
+    shortest(value, -5..16, 1)
 }
 
 /// orjson's string: `"` and `\` escaped, control characters as \b \t \n \f \r or \u00xx, the rest as is.
