@@ -76,6 +76,13 @@ class NativeJudge:
         """The core's raw results for Kafka records of one endpoint (lib.rs says their shape)."""
         return self.core.judge_kafka(position, records)  # type: ignore[no-any-return]
 
+    def judge_batches(self, position: int, topic: str, partition: int,
+                      data: bytes) -> tuple[int, list[tuple[int, Any]]] | None:
+        """Kafka record batches (a produce request's partition data) read and judged in the core: the record
+        count and (index, raw result) of each record that did not conform; None when the core does not read
+        such data (compressed, not v2, corrupt) and the caller must decode it (lib.rs `judge_batches`)."""
+        return self.core.judge_batches(position, topic, partition, data)  # type: ignore[no-any-return]
+
     def verdict(self, result: Any, envelope: Envelope | None = None) -> Verdict | None:
         """A raw result as a Verdict; None for a deferred one when no envelope is given to judge in Python."""
         if result.__class__ is int:

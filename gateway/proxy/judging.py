@@ -3,14 +3,15 @@
 A topic is judged when a KAFKA endpoint of the documents names it (`topic` or `topics`); its policy is the
 endpoint's route policy when that is `reject` or `observe` (labels or gateway.yaml, as for `xgate run`), else
 the proxy's own (`proxy.policy`, reject by default), and its dead-letter destination the route's
-`nonconformant` (or `unmatched` for messages no definition matches). Batches are decoded with aiokafka's
-record reader (every codec Kafka defines, with the kafka extra's cramjam) and judged by the native core in one
-call, as `xgate run` judges a fetched batch.
+`nonconformant` (or `unmatched` for messages no definition matches). The native core reads plain record
+batches (uncompressed, v2) in place and judges them in one call; other batches are decoded with aiokafka's
+record reader (every codec Kafka defines, with the kafka extra's cramjam) and judged by the core in one call,
+as `xgate run` judges a fetched batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,10 @@ def _topics(options: Mapping[str, Any]) -> list[str]:
 class BatchVerdicts:
     """One partition's records as the core judged them."""
 
-    records: list[tuple[Any, ...]]  # (topic, partition, key, headers, value, timestamp), in batch order
+    count: int  # records in the batch
+    # (topic, partition, key, headers, value, timestamp), in batch order: decoded by the client's reader when a
+    # record did not conform (or the core could not read the batch), empty when the core read them all conformant
+    records: list[tuple[Any, ...]]
     failed: list[tuple[int, Verdict]]  # (index in the batch, verdict) of each record that did not conform
     corrupt: str | None = None  # why the data could not be read as record batches
 
@@ -96,21 +100,42 @@ def decode(topic: str, partition: int, data: bytes | None) -> tuple[list[tuple[A
 
 
 def judge(native: NativeJudge, endpoint_id: str, topic: str, partition: int, data: bytes | None) -> BatchVerdicts:
-    records, corrupt = decode(topic, partition, data)
-    if corrupt is not None or not records:
-        return BatchVerdicts(records, [], corrupt)
+    """The batch's verdicts. The core reads plain (uncompressed, v2) batches in place and judges them with no
+    Python object per record; the records are decoded here only to name what did not conform. Any other batch
+    (compressed, corrupt, ...) is decoded by aiokafka's reader, which says why one cannot be read."""
     position = native.endpoint_position(endpoint_id)
+    decoded = None
+    if position is not None and data:
+        read = native.judge_batches(position, topic, partition, data)
+        if read is not None:
+            count, others = read
+            if not others:
+                return BatchVerdicts(count, [], [])
+            records, corrupt = decoded = decode(topic, partition, data)
+            if corrupt is None and len(records) == count:  # the two readers agree (else: aiokafka's way, below)
+                return BatchVerdicts(count, records, _failed(native, endpoint_id, records, others))
+    records, corrupt = decoded or decode(topic, partition, data)
+    if corrupt is not None or not records:
+        return BatchVerdicts(len(records), records, [], corrupt)
     results: list[Any] = native.judge_records(position, records) if position is not None else [None] * len(records)
+    return BatchVerdicts(len(records), records, _failed(native, endpoint_id, records, enumerate(results)))
+
+
+def _failed(native: NativeJudge, endpoint_id: str, records: list[tuple[Any, ...]],
+            results: Iterable[tuple[int, Any]]) -> list[tuple[int, Verdict]]:
+    """(index, verdict) of each record whose result says it did not conform; one the core left to the Python
+    judge (None) is judged here."""
     failed = []
-    for index, (result, record) in enumerate(zip(results, records, strict=True)):
+    for index, result in results:
         if result.__class__ is int:
             continue
+        record = records[index]
         envelope = None if result is not None else kafka_envelope(
             record[0], record[1], -1, record[2], record[4], record[3], record[5], endpoint_id)
         verdict = native.verdict(result, envelope)
         if verdict is not None and not verdict.conformant:
             failed.append((index, verdict))
-    return BatchVerdicts(records, failed)
+    return failed
 
 
 def refusal_text(verdict: Verdict) -> str:

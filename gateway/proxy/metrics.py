@@ -26,7 +26,7 @@ class ProxyMetrics:
     def judged(self, endpoint: str, verdicts: BatchVerdicts, seconds: float, refused: bool) -> None:
         """One partition's batch: its verdicts, and what became of its records."""
         m = self.metrics
-        total = len(verdicts.records)
+        total = verdicts.count
         if not total:
             return
         unmatched = sum(1 for _, verdict in verdicts.failed if verdict.messageid is None)

@@ -300,7 +300,7 @@ class Proxy:
                 verdicts = judge(judging.native, rule.endpoint_id, topic["Name"], partition["Index"],
                                  partition["Records"])
                 seconds = time.perf_counter() - started
-                self.stats.records_judged += len(verdicts.records)
+                self.stats.records_judged += verdicts.count
                 key = (topic["Name"], partition["Index"])
                 refused = verdicts.corrupt is not None or bool(verdicts.failed and rule.policy == "reject")
                 self.metrics.judged(rule.endpoint_id, verdicts, seconds, refused)
@@ -311,7 +311,7 @@ class Proxy:
                 elif refused:
                     failed = [(index, refusal_text(verdict)) for index, verdict in verdicts.failed]
                     pending.refused[key] = Refusal(
-                        INVALID_RECORD, f"xgate refused the batch: {len(failed)} of {len(verdicts.records)} "
+                        INVALID_RECORD, f"xgate refused the batch: {len(failed)} of {verdicts.count} "
                                         f"record(s) break their contract; first: {failed[0][1]}", failed)
                     self.stats.records_refused += len(failed)
                     copies.append((rule, [(verdicts.records[i], v) for i, v in verdicts.failed]))

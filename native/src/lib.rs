@@ -17,6 +17,7 @@ mod judge;
 mod payload;
 mod plan;
 mod pyrepr;
+mod record_batch;
 mod recorded;
 mod rules;
 mod tape;
@@ -251,17 +252,39 @@ impl Core {
             held.clear();
             headers.clear();
             for outcome in outcomes {
-                match outcome {
-                    Outcome::Conformant(d) => out.append(d)?,
-                    Outcome::Defer => out.append(py.None())?,
-                    Outcome::Nonconformant(d, violations) => {
-                        let found = violations.into_iter().map(|v| self.violation(py, v))
-                            .collect::<PyResult<Vec<_>>>()?;
-                        out.append((d, PyList::new(py, found)?))?
-                    }
-                }
+                out.append(self.result(py, outcome)?)?;
             }
         }
+    }
+
+    /// Judge the records of a produce request's partition data (Kafka record batches) on one endpoint, read
+    /// in place (record_batch.rs). Returns `(count, [(index, result)])`, with a result as `judge_kafka` gives
+    /// it for every record that did not conform, or None when the data is not plain uncompressed v2 batches
+    /// that read cleanly: the caller then decodes it with its Kafka client and judges the records it gets.
+    fn judge_batches<'py>(&self, py: Python<'py>, endpoint: usize, topic: PyBackedStr, partition: i64,
+                          data: PyBackedBytes) -> PyResult<Option<(usize, Bound<'py, PyList>)>> {
+        if endpoint >= self.judge.endpoint_ids.len() {
+            return Err(PyKeyError::new_err(endpoint));
+        }
+        let judge = &self.judge;
+        let judged: Option<(usize, Vec<(usize, Outcome)>)> = py.detach(|| {
+            let (records, headers) = record_batch::read(&data)?;
+            let mut record = Record::empty();
+            let others = records.iter().enumerate().filter_map(|(index, parsed)| {
+                parsed.fill(&topic, partition, &headers, &mut record);
+                match judge.judge(endpoint, &record) {
+                    Outcome::Conformant(_) => None,
+                    outcome => Some((index, outcome)),
+                }
+            }).collect();
+            Some((records.len(), others))
+        });
+        let Some((count, others)) = judged else { return Ok(None) };
+        let out = PyList::empty(py);
+        for (index, outcome) in others {
+            out.append((index, self.result(py, outcome)?))?;
+        }
+        Ok(Some((count, out)))
     }
 
     /// Judge `rows` Kafka records given as Arrow columns (arrow.rs): `endpoints` holds each row's endpoint
@@ -301,13 +324,8 @@ impl Core {
         for (row, outcome) in outcomes.into_iter().enumerate() {
             let number: i32 = match outcome {
                 Outcome::Conformant(d) => i32::try_from(d).map_err(|_| PyValueError::new_err("too many definitions"))?,
-                Outcome::Defer => {
-                    others.append((row, py.None()))?;
-                    -1
-                }
-                Outcome::Nonconformant(d, violations) => {
-                    let found = violations.into_iter().map(|v| self.violation(py, v)).collect::<PyResult<Vec<_>>>()?;
-                    others.append((row, (d, PyList::new(py, found)?)))?;
+                other => {
+                    others.append((row, self.result(py, other)?))?;
                     -1
                 }
             };
@@ -372,6 +390,18 @@ impl Checker {
 }
 
 impl Core {
+    /// One message's result as Python gets it (the module docs say its shape).
+    fn result<'py>(&self, py: Python<'py>, outcome: Outcome) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match outcome {
+            Outcome::Conformant(d) => d.into_pyobject(py)?.into_any(),
+            Outcome::Defer => py.None().into_bound(py),
+            Outcome::Nonconformant(d, violations) => {
+                let found = violations.into_iter().map(|v| self.violation(py, v)).collect::<PyResult<Vec<_>>>()?;
+                (d, PyList::new(py, found)?).into_pyobject(py)?.into_any()
+            }
+        })
+    }
+
     fn violation<'py>(&self, py: Python<'py>, v: Violation) -> PyResult<Bound<'py, PyTuple>> {
         let expected: Bound<'py, PyAny> = match v.expected {
             Expected::Str(text) => text.into_pyobject(py)?.into_any(),

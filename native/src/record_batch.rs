@@ -1,0 +1,291 @@
+//! Kafka record batches read in place: the partition data of a produce request (`xgate proxy`) judged with no
+//! Python object made per record.
+//!
+//! Only the plain case is read here: batches of magic 2, uncompressed, not control batches, each CRC-32C
+//! matching, every record and the batch ending where their lengths say. Anything else (an older magic, a
+//! codec, a CRC that does not match, bytes that do not read) is not read at all: the caller decodes that data
+//! with its Kafka client's reader, so that which batch is refused, and the reason given, stay that reader's.
+
+use crate::event::Record;
+
+/// Where a v2 batch's fields lie (Kafka's DefaultRecordBatch).
+const LENGTH_AT: usize = 8; // batchLength: the bytes after it
+const MAGIC_AT: usize = 16;
+const CRC_AT: usize = 17; // the CRC-32C of everything from the attributes on
+const ATTRIBUTES_AT: usize = 21;
+const FIRST_TIMESTAMP_AT: usize = 27;
+const MAX_TIMESTAMP_AT: usize = 35;
+const COUNT_AT: usize = 57;
+const RECORDS_AT: usize = 61;
+const COMPRESSION: i16 = 0x07;
+const LOG_APPEND_TIME: i16 = 0x08;
+const CONTROL: i16 = 0x20;
+
+/// A header as a record holds it: its name, and its value or null.
+type Header<'a> = (&'a str, Option<&'a [u8]>);
+
+/// One record of a batch, its parts borrowed from the request; its headers are `headers[range]` of the read.
+pub struct Parsed<'a> {
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub timestamp: i64,
+    pub headers: std::ops::Range<usize>,
+}
+
+/// Every record of `data` (batches one after another) with the headers of all of them, or None when the data
+/// is not plainly readable here (module docs).
+pub fn read<'a>(data: &'a [u8]) -> Option<(Vec<Parsed<'a>>, Vec<Header<'a>>)> {
+    let mut records = Vec::new();
+    let mut headers = Vec::new();
+    let mut at = 0;
+    while at < data.len() {
+        let length = usize::try_from(int32(data, at + LENGTH_AT)?).ok()?;
+        let batch = data.get(at..(at + LENGTH_AT + 4).checked_add(length)?)?;
+        read_batch(batch, &mut records, &mut headers)?;
+        at += batch.len();
+    }
+    Some((records, headers))
+}
+
+fn read_batch<'a>(batch: &'a [u8], records: &mut Vec<Parsed<'a>>, headers: &mut Vec<Header<'a>>) -> Option<()> {
+    if batch.len() < RECORDS_AT || batch[MAGIC_AT] != 2 {
+        return None;
+    }
+    let attributes = i16::from_be_bytes(batch[ATTRIBUTES_AT..ATTRIBUTES_AT + 2].try_into().ok()?);
+    if attributes & (COMPRESSION | CONTROL) != 0 {
+        return None;
+    }
+    let crc = u32::from_be_bytes(batch[CRC_AT..CRC_AT + 4].try_into().ok()?);
+    if crc32c(&batch[ATTRIBUTES_AT..]) != crc {
+        return None;
+    }
+    let first_timestamp = int64(batch, FIRST_TIMESTAMP_AT)?;
+    let max_timestamp = int64(batch, MAX_TIMESTAMP_AT)?;
+    let count = usize::try_from(int32(batch, COUNT_AT)?).ok()?;
+    let mut at = RECORDS_AT;
+    for _ in 0..count {
+        let length = usize::try_from(varint(batch, &mut at)?).ok()?;
+        let start = at;
+        varint(batch, &mut at)?; // the record's attributes: unused
+        let delta = varint(batch, &mut at)?;
+        varint(batch, &mut at)?; // offset delta
+        let key = bytes(batch, &mut at)?;
+        let value = bytes(batch, &mut at)?;
+        let count = usize::try_from(varint(batch, &mut at)?).ok()?;
+        let first = headers.len();
+        for _ in 0..count {
+            let name = std::str::from_utf8(bytes(batch, &mut at)??).ok()?;
+            headers.push((name, bytes(batch, &mut at)?));
+        }
+        if at - start != length {
+            return None;
+        }
+        let timestamp = if attributes & LOG_APPEND_TIME != 0 { max_timestamp } else { first_timestamp.checked_add(delta)? };
+        records.push(Parsed { key, value, timestamp, headers: first..headers.len() });
+    }
+    (at == batch.len()).then_some(())
+}
+
+impl<'a> Parsed<'a> {
+    /// Fill `record` (its header vector reused from record to record) with this record's parts.
+    pub fn fill(&self, topic: &'a str, partition: i64, headers: &[Header<'a>], record: &mut Record<'a>) {
+        record.topic = Some(topic);
+        record.partition = Some(partition);
+        record.key = self.key;
+        record.headers.clear();
+        record.headers.extend_from_slice(&headers[self.headers.clone()]);
+        record.value = self.value.unwrap_or_default();
+        record.timestamp = Some(self.timestamp);
+    }
+}
+
+fn int32(data: &[u8], at: usize) -> Option<i32> {
+    Some(i32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn int64(data: &[u8], at: usize) -> Option<i64> {
+    Some(i64::from_be_bytes(data.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// A zigzag varint (varlong) as Kafka writes them; None past the end or past ten bytes.
+fn varint(data: &[u8], at: &mut usize) -> Option<i64> {
+    let mut value: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let byte = *data.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some((value >> 1) as i64 ^ -((value & 1) as i64));
+        }
+    }
+    None
+}
+
+/// Nullable bytes: a varint length (negative: null), then that many bytes.
+fn bytes<'a>(data: &'a [u8], at: &mut usize) -> Option<Option<&'a [u8]>> {
+    let length = varint(data, at)?;
+    if length < 0 {
+        return Some(None);
+    }
+    let end = at.checked_add(usize::try_from(length).ok()?)?;
+    let found = data.get(*at..end)?;
+    *at = end;
+    Some(Some(found))
+}
+
+/// CRC-32C (Castagnoli), eight bytes a step (slicing-by-8): a produce request's ~16 KB batch in a few µs.
+pub fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    let mut chunks = data.chunks_exact(8);
+    for chunk in &mut chunks {
+        let low = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) ^ crc;
+        let high = u32::from_le_bytes([chunk[4], chunk[5], chunk[6], chunk[7]]);
+        crc = TABLES[7][(low & 0xff) as usize] ^ TABLES[6][((low >> 8) & 0xff) as usize]
+            ^ TABLES[5][((low >> 16) & 0xff) as usize] ^ TABLES[4][(low >> 24) as usize]
+            ^ TABLES[3][(high & 0xff) as usize] ^ TABLES[2][((high >> 8) & 0xff) as usize]
+            ^ TABLES[1][((high >> 16) & 0xff) as usize] ^ TABLES[0][(high >> 24) as usize];
+    }
+    for &byte in chunks.remainder() {
+        crc = TABLES[0][((crc ^ u32::from(byte)) & 0xff) as usize] ^ (crc >> 8);
+    }
+    !crc
+}
+
+static TABLES: [[u32; 256]; 8] = tables();
+
+const fn tables() -> [[u32; 256]; 8] {
+    let mut tables = [[0u32; 256]; 8];
+    let mut index = 0;
+    while index < 256 {
+        let mut crc = index as u32;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0x82F6_3B78 } else { crc >> 1 };
+            bit += 1;
+        }
+        tables[0][index] = crc;
+        index += 1;
+    }
+    let mut index = 0;
+    while index < 256 {
+        let mut slice = 1;
+        while slice < 8 {
+            let previous = tables[slice - 1][index];
+            tables[slice][index] = (previous >> 8) ^ tables[0][(previous & 0xff) as usize];
+            slice += 1;
+        }
+        index += 1;
+    }
+    tables
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zigzag(value: i64, out: &mut Vec<u8>) {
+        let mut v = ((value << 1) ^ (value >> 63)) as u64;
+        while v >= 0x80 {
+            out.push((v as u8 & 0x7f) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    fn field(part: Option<&[u8]>, out: &mut Vec<u8>) {
+        match part {
+            None => zigzag(-1, out),
+            Some(bytes) => {
+                zigzag(bytes.len() as i64, out);
+                out.extend_from_slice(bytes);
+            }
+        }
+    }
+
+    /// A batch as a producer writes one: (key, value, headers) per record, timestamps 1000 + index.
+    fn batch(records: &[(Option<&[u8]>, Option<&[u8]>, Vec<(&str, Option<&[u8]>)>)], attributes: i16) -> Vec<u8> {
+        let mut body = Vec::new();
+        for (index, (key, value, headers)) in records.iter().enumerate() {
+            let mut record = vec![0u8];
+            zigzag(index as i64, &mut record); // timestamp delta
+            zigzag(index as i64, &mut record); // offset delta
+            field(*key, &mut record);
+            field(*value, &mut record);
+            zigzag(headers.len() as i64, &mut record);
+            for (name, value) in headers {
+                field(Some(name.as_bytes()), &mut record);
+                field(*value, &mut record);
+            }
+            zigzag(record.len() as i64, &mut body);
+            body.extend(record);
+        }
+        let mut after_crc = Vec::new();
+        after_crc.extend(attributes.to_be_bytes());
+        after_crc.extend((records.len() as i32 - 1).to_be_bytes());
+        after_crc.extend(1000i64.to_be_bytes());
+        after_crc.extend(2000i64.to_be_bytes());
+        after_crc.extend((-1i64).to_be_bytes());
+        after_crc.extend((-1i16).to_be_bytes());
+        after_crc.extend((-1i32).to_be_bytes());
+        after_crc.extend((records.len() as i32).to_be_bytes());
+        after_crc.extend(body);
+        let mut out = Vec::new();
+        out.extend(0i64.to_be_bytes());
+        out.extend(((after_crc.len() + 9) as i32).to_be_bytes());
+        out.extend(0i32.to_be_bytes());
+        out.push(2);
+        out.extend(crc32c(&after_crc).to_be_bytes());
+        out.extend(after_crc);
+        out
+    }
+
+    #[test]
+    fn crc32c_of_the_check_string() {
+        assert_eq!(crc32c(b"123456789"), 0xE306_9283);
+        assert_eq!(crc32c(b""), 0);
+    }
+
+    #[test]
+    fn reads_records_and_headers_of_two_batches() {
+        let mut data = batch(&[(Some(b"k"), Some(b"{}"), vec![("ce_id", Some(b"1")), ("n", None)]),
+                               (None, None, vec![])], 0);
+        data.extend(batch(&[(None, Some(b"v"), vec![("h", Some(b""))])], 0));
+        let (records, headers) = read(&data).expect("readable");
+        assert_eq!(records.len(), 3);
+        assert_eq!((records[0].key, records[0].value, records[0].timestamp), (Some(&b"k"[..]), Some(&b"{}"[..]), 1000));
+        assert_eq!(&headers[records[0].headers.clone()], &[("ce_id", Some(&b"1"[..])), ("n", None)]);
+        assert_eq!((records[1].key, records[1].value, records[1].timestamp), (None, None, 1001));
+        assert_eq!(&headers[records[2].headers.clone()], &[("h", Some(&b""[..]))]);
+    }
+
+    #[test]
+    fn log_append_time_gives_every_record_the_max_timestamp() {
+        let data = batch(&[(None, Some(b"a"), vec![]), (None, Some(b"b"), vec![])], LOG_APPEND_TIME);
+        let (records, _) = read(&data).expect("readable");
+        assert!(records.iter().all(|r| r.timestamp == 2000));
+    }
+
+    #[test]
+    fn anything_not_plain_is_left_to_the_caller() {
+        let plain = batch(&[(None, Some(b"a"), vec![])], 0);
+        assert!(read(&plain).is_some());
+        let mut bad_crc = plain.clone();
+        *bad_crc.last_mut().unwrap() ^= 1;
+        assert!(read(&bad_crc).is_none());
+        assert!(read(&batch(&[(None, Some(b"a"), vec![])], 1)).is_none()); // gzip
+        assert!(read(&batch(&[(None, Some(b"a"), vec![])], CONTROL)).is_none());
+        assert!(read(&plain[..plain.len() - 1]).is_none()); // truncated
+        let mut magic1 = plain.clone();
+        magic1[MAGIC_AT] = 1;
+        assert!(read(&magic1).is_none());
+        assert!(read(&batch(&[(None, Some(b"a"), vec![("\u{e9}", None)])], 0)).is_some());
+        let mut bad_name = batch(&[(None, Some(b"a"), vec![("x", None)])], 0);
+        let at = bad_name.iter().rposition(|&b| b == b'x').unwrap();
+        bad_name[at] = 0xff;
+        // the CRC written over the bad name still matches: the name itself is refused
+        let crc = crc32c(&bad_name[ATTRIBUTES_AT..]);
+        bad_name[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
+        assert!(read(&bad_name).is_none());
+        assert_eq!(read(&[]).map(|(r, _)| r.len()), Some(0));
+    }
+}
