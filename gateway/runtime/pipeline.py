@@ -419,7 +419,8 @@ class Pipeline:
         sink = self.sinks[destination.endpoint_id]
         send_many = getattr(sink, "send_many", None)
         pending = share
-        if send_many is not None and len(share) > 1:
+        # a share of one too: alone through `send`, a Kafka sink's record would wait out the producer's linger
+        if send_many is not None:
             send_records = getattr(sink, "send_records", None)
             if send_records is not None and all(item.record is not None for item in share):
                 # a record lane's Kafka records to a Kafka sink: as they came, with their dead-letter headers
@@ -437,7 +438,7 @@ class Pipeline:
         for item, landing in zip(pending, outcomes):
             item.landing = landing
             item.delivered = landing is not Landing.KEPT
-        if send_many is not None and len(share) > 1 and len(pending) < len(share):
+        if send_many is not None and len(pending) < len(share):
             self.health.succeeded(destination.endpoint_id)
 
     async def deliver(self, destination: EndpointConfig, envelope: Envelope,
