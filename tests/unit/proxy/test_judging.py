@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from aiokafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 from aiokafka.record.legacy_records import LegacyRecordBatchBuilder  # type: ignore[import-untyped]
+from aiokafka.record.util import calc_crc32c  # type: ignore[import-untyped]
 
 from gateway.compiler import compile_registry
 from gateway.compiler.core import NativeJudge, native_available
@@ -56,13 +57,8 @@ def batch(records: list[Record], codec: str = "none", log_append_time: bool = Fa
     data = bytearray(builder.build())
     if log_append_time:
         data[22] |= 0x08  # the attributes' timestamp type; the CRC is written again below
-        data[17:21] = _crc(bytes(data[21:])).to_bytes(4, "big")
+        data[17:21] = calc_crc32c(bytes(data[21:])).to_bytes(4, "big")
     return bytes(data)
-
-
-def _crc(data: bytes) -> int:
-    from aiokafka.record.util import calc_crc32c  # type: ignore[import-untyped]
-    return calc_crc32c(data)  # type: ignore[no-any-return]
 
 
 def by_reader(native: NativeJudge, data: bytes) -> BatchVerdicts:
