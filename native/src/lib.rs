@@ -214,9 +214,7 @@ impl Core {
     /// Judge a batch of Kafka records read on one endpoint; one result per record, in order.
     fn judge_kafka<'py>(&self, py: Python<'py>, endpoint: usize, records: &Bound<'py, PyAny>)
                         -> PyResult<Bound<'py, PyList>> {
-        if endpoint >= self.judge.endpoint_ids.len() {
-            return Err(PyKeyError::new_err(endpoint));
-        }
+        self.known(endpoint)?;
         let judge = &self.judge;
         let out = PyList::empty(py);
         let mut items = records.try_iter()?;
@@ -263,9 +261,7 @@ impl Core {
     /// that read cleanly: the caller then decodes it with its Kafka client and judges the records it gets.
     fn judge_batches<'py>(&self, py: Python<'py>, endpoint: usize, topic: PyBackedStr, partition: i64,
                           data: PyBackedBytes) -> PyResult<Option<(usize, Bound<'py, PyList>)>> {
-        if endpoint >= self.judge.endpoint_ids.len() {
-            return Err(PyKeyError::new_err(endpoint));
-        }
+        self.known(endpoint)?;
         let judge = &self.judge;
         let judged: Option<(usize, Vec<(usize, Outcome)>)> = py.detach(|| {
             let (records, headers) = record_batch::read(&data)?;
@@ -390,6 +386,14 @@ impl Checker {
 }
 
 impl Core {
+    /// An endpoint position the plan has, or the KeyError a caller gets for one it does not.
+    fn known(&self, endpoint: usize) -> PyResult<()> {
+        if endpoint >= self.judge.endpoint_ids.len() {
+            return Err(PyKeyError::new_err(endpoint));
+        }
+        Ok(())
+    }
+
     /// One message's result as Python gets it (the module docs say its shape).
     fn result<'py>(&self, py: Python<'py>, outcome: Outcome) -> PyResult<Bound<'py, PyAny>> {
         Ok(match outcome {

@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from bench import workload
@@ -131,8 +132,6 @@ def test_counts_follow_the_written_lines(workload_ruleset: Ruleset, tmp_path: Pa
 def test_floats_are_written_as_orjson_writes_them(workload_ruleset: Ruleset) -> None:
     """A payload's float in a verdict line: orjson's shortest digits, a tie between two of them to the even one
     (Rust's own float formatting rounds it up: 268592061126924.125 became ...13 where orjson writes ...12)."""
-    import orjson
-
     rng = random.Random(43)
     ties = [268592061126924.125, -268592061126924.125, 154364196807760.625, 205980619624491.375]
     spread = [rng.uniform(-1, 1) * 10.0 ** rng.randint(-12, 30) for _ in range(300)]
