@@ -7,16 +7,30 @@ judging time, and `xgate_adapter_up{role="proxy"}` while the upstream cluster an
 from __future__ import annotations
 
 from gateway.metrics import names
-from gateway.metrics.instruments import GatewayMetrics, observe_many
+from gateway.metrics.instruments import VERDICTS, GatewayMetrics, observe_repeated
 from gateway.proxy.judging import BatchVerdicts
 
 ROLE = "proxy"
+
+
+class _Children:
+    """One judged endpoint's label children, bound on its first batch: `labels()` takes a lock and checks its
+    arguments each call, and three calls a partition's batch cost more than judging it."""
+
+    __slots__ = ("messages", "rejected", "forwarded", "validation")
+
+    def __init__(self, metrics: GatewayMetrics, endpoint: str) -> None:
+        self.messages = {verdict: metrics[names.MESSAGES].labels(endpoint, verdict) for verdict in VERDICTS}
+        self.rejected = metrics[names.ROUTED].labels(endpoint, "", "rejected")
+        self.forwarded = metrics[names.ROUTED].labels(endpoint, "", "forwarded")
+        self.validation = metrics[names.VALIDATION_SECONDS].labels(endpoint)
 
 
 class ProxyMetrics:
     def __init__(self, metrics: GatewayMetrics | None = None) -> None:
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self._endpoints: set[str] = set()
+        self._children: dict[str, _Children] = {}
 
     def endpoints(self, endpoint_ids: set[str], definitions: int) -> None:
         """The judged endpoints of the rules in force (at start and after each reload)."""
@@ -25,21 +39,26 @@ class ProxyMetrics:
 
     def judged(self, endpoint: str, verdicts: BatchVerdicts, seconds: float, refused: bool) -> None:
         """One partition's batch: its verdicts, and what became of its records."""
-        m = self.metrics
         total = verdicts.count
         if not total:
             return
-        unmatched = sum(1 for _, verdict in verdicts.failed if verdict.messageid is None)
-        nonconformant = len(verdicts.failed) - unmatched
-        for verdict_name, count in (("conformant", total - len(verdicts.failed)), ("nonconformant", nonconformant),
-                                    ("unmatched", unmatched)):
-            if count:
-                m[names.MESSAGES].labels(endpoint, verdict_name).inc(count)
-        for _, verdict in verdicts.failed:
-            for violation in verdict.violations:
-                m[names.VIOLATIONS].labels(endpoint, violation.rule.value).inc()
-        m[names.ROUTED].labels(endpoint, "", "rejected" if refused else "forwarded").inc(total)
-        observe_many(m[names.VALIDATION_SECONDS].labels(endpoint), [seconds / total] * total)
+        children = self._children.get(endpoint)
+        if children is None:
+            children = self._children[endpoint] = _Children(self.metrics, endpoint)
+        failed = verdicts.failed
+        if failed:
+            unmatched = sum(1 for _, verdict in failed if verdict.messageid is None)
+            for verdict_name, count in (("nonconformant", len(failed) - unmatched), ("unmatched", unmatched)):
+                if count:
+                    children.messages[verdict_name].inc(count)
+            violations = self.metrics[names.VIOLATIONS]
+            for _, verdict in failed:
+                for violation in verdict.violations:
+                    violations.labels(endpoint, violation.rule.value).inc()
+        if total > len(failed):
+            children.messages["conformant"].inc(total - len(failed))
+        (children.rejected if refused else children.forwarded).inc(total)
+        observe_repeated(children.validation, seconds / total, total)
 
     def dead_lettered(self, endpoint: str, destination: str, count: int) -> None:
         self.metrics[names.ROUTED].labels(endpoint, destination, "deadlettered").inc(count)

@@ -23,6 +23,7 @@ from typing import Any
 
 from gateway import config_values
 from gateway.proxy import protocol
+from gateway.proxy.frames import FrameError, Frames
 from gateway.proxy.judging import TopicRule, judge, refusal_text
 from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.protocol import CORRUPT_MESSAGE, INVALID_RECORD, UNSUPPORTED_VERSION, Refusal, RequestHeader
@@ -195,9 +196,9 @@ class Proxy:
             return
         answers: asyncio.Queue[_Pending | None] = asyncio.Queue(PIPELINE)
         at_broker: deque[_Pending] = deque()
-        responses = asyncio.create_task(self._responses(from_broker, at_broker, peer))
+        responses = asyncio.create_task(self._responses(Frames(from_broker), at_broker, peer))
         answering = asyncio.create_task(self._answer(answers, to_client, flight))
-        requests = asyncio.create_task(self._requests(client, to_broker, answers, at_broker, peer, flight))
+        requests = asyncio.create_task(self._requests(Frames(client), to_broker, answers, at_broker, peer, flight))
         try:
             # the client is done (or sent what cannot pass), or the broker went away: either ends the connection
             await asyncio.wait((requests, responses, answering), return_when=asyncio.FIRST_COMPLETED)
@@ -214,32 +215,18 @@ class Proxy:
             with contextlib.suppress(Exception):
                 await to_broker.wait_closed()
 
-    async def _read_frame(self, client: asyncio.StreamReader, peer: Any) -> bytes | None:
-        # asyncio.timeout, not wait_for: on 3.11 wait_for wraps each read in a task of its own, two a request
+    async def _read_frame(self, client: Frames, peer: Any) -> bytes | None:
         try:
-            async with asyncio.timeout(IDLE_SECONDS):
-                head = await client.readexactly(4)
-        except (asyncio.IncompleteReadError, ConnectionError, TimeoutError):
+            return await client.next(self.settings.max_frame_bytes, IDLE_SECONDS, self.settings.frame_timeout)
+        except FrameError as exc:
+            self._bad_input(peer, str(exc))
             return None
-        size = _SIZE.unpack(head)[0]
-        if not 0 < size <= self.settings.max_frame_bytes:
-            self._bad_input(peer, f"a frame of {size} bytes (at most {self.settings.max_frame_bytes})")
-            return None
-        timeout = self.settings.frame_timeout
-        try:
-            async with asyncio.timeout(timeout):
-                return await client.readexactly(size)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            self._bad_input(peer, f"the connection ended inside a frame of {size} bytes")
-        except TimeoutError:
-            self._bad_input(peer, f"a frame of {size} bytes not complete after {timeout:g} s")
-        return None
 
     def _bad_input(self, peer: Any, why: str) -> None:
         self.stats.closed_bad_input += 1
         log.warning("proxy: %s: closing the connection: %s", peer, why)
 
-    async def _requests(self, client: asyncio.StreamReader, to_broker: asyncio.StreamWriter,
+    async def _requests(self, client: Frames, to_broker: asyncio.StreamWriter,
                         answers: asyncio.Queue[_Pending | None], at_broker: deque[_Pending], peer: Any,
                         flight: _Flight) -> None:
         loop = asyncio.get_running_loop()
@@ -328,12 +315,10 @@ class Proxy:
         kept = protocol.without(request, pending.refused)
         return (None if kept is None else protocol.produce_frame(frame, header, kept)), expects_answer
 
-    async def _responses(self, from_broker: asyncio.StreamReader, at_broker: deque[_Pending], peer: Any) -> None:
+    async def _responses(self, from_broker: Frames, at_broker: deque[_Pending], peer: Any) -> None:
         """Each broker response to the request it answers, rewritten where the proxy must."""
         try:
-            while True:
-                size = _SIZE.unpack(await from_broker.readexactly(4))[0]
-                frame = await from_broker.readexactly(size)
+            while (frame := await from_broker.next()) is not None:
                 correlation_id = _SIZE.unpack_from(frame)[0]
                 if not at_broker or at_broker[0].header.correlation_id != correlation_id:
                     log.warning("proxy: %s: the broker answered correlation id %d, which no request awaits",
@@ -352,7 +337,7 @@ class Proxy:
                                 header.version, exc)
                     break
                 pending.answer.set_result(frame)
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except FrameError:  # cut short: the broker is gone
             pass
         # the broker is gone: every request still waiting is answered by closing the client's connection
         while at_broker:

@@ -35,7 +35,7 @@ from gateway.compiler import Ruleset
 from gateway.compiler.core import NativeJudge
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError, MessageRefused
-from gateway.metrics.instruments import RouteMetrics, observe_many
+from gateway.metrics.instruments import RouteMetrics, observe_many, observe_repeated
 from gateway.routes.resolve import Route
 from gateway.runtime.dead_letter_ring import DeadLetters
 from gateway.runtime.health import DestinationHealth
@@ -226,7 +226,7 @@ class Pipeline:
                              [(item.envelope, item.verdict) for item in judged if item.verdict is not None])
             await self.deliver_judged(judged)
             acked = await self.settle(source, judged)
-            observe_many(metrics.end_to_end, [time.perf_counter() - received] * acked)
+            observe_repeated(metrics.end_to_end, time.perf_counter() - received, acked)
         except asyncio.CancelledError:
             # shutdown past the drain timeout: released (never acknowledged), so the broker delivers it again
             await self.release(source, _unsettled(batch, judged))

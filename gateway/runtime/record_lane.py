@@ -27,7 +27,7 @@ from typing import Any
 
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
-from gateway.metrics.instruments import observe_many
+from gateway.metrics.instruments import observe_repeated
 from gateway.runtime.judged import Judged, Landing
 from gateway.runtime.router import Action, Kind
 
@@ -100,7 +100,7 @@ class RecordLane:
             else:  # the rare case: each message settled as the general path settles it
                 items = self._in_order(source, handles, results, others, failed)
                 acked = await pipeline.settle(source, items)
-            observe_many(metrics.end_to_end, [clock() - started] * acked)
+            observe_repeated(metrics.end_to_end, clock() - started, acked)
         except asyncio.CancelledError:
             # shutdown past the drain timeout: released (never acknowledged), so the broker delivers it again
             await pipeline.release(source, self._unsettled(source, handles, items))
@@ -141,7 +141,7 @@ class RecordLane:
                 group, message = ids[number]
                 named[(group, message, Kind.CONFORMANT)] = count
             pipeline.count_verdicts(Tally({Kind.CONFORMANT: len(forwarded)}), named)
-            observe_many(pipeline.metrics.validation, [each] * len(forwarded))
+            observe_repeated(pipeline.metrics.validation, each, len(forwarded))
         if not envelopes:
             return forwarded, []
         others = pipeline.decide_all(envelopes, verdicts, [each] * len(envelopes))

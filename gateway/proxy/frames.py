@@ -1,0 +1,71 @@
+"""Kafka frames (a 4-byte size, then that many bytes) read off a stream in chunks.
+
+A connection's requests and responses arrive back to back: a producer with several requests in flight sends
+them in one burst, and a 16 KB produce request comes in one read. Reading each frame as a size and a body
+(`readexactly` twice, each under a timeout of its own) cost the proxy two timer handles and two waits a
+request, about a tenth of its CPU at half load. Here a chunk is read once into a buffer and every frame it
+holds is cut from it; a timeout is set only while the reader actually waits for more bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+_SIZE = struct.Struct(">i")
+CHUNK = 1 << 16
+
+
+class FrameError(Exception):
+    """A frame that cannot be read whole: why, for the one log line that closes its connection."""
+
+
+class Frames:
+    __slots__ = ("buffer", "stream")
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+        self.buffer = bytearray()
+
+    async def next(self, max_bytes: int | None = None, idle: float | None = None,
+                   complete_within: float | None = None) -> bytes | None:
+        """The next frame; None when the stream ends (or stays quiet for `idle` seconds) between frames.
+        FrameError for a size outside 1..`max_bytes`, or a frame cut short or not whole within
+        `complete_within` seconds of its size arriving. The frame keeps its bytes but not its size."""
+        buffer = self.buffer
+        if len(buffer) < 4:
+            try:
+                await self._fill(4, idle)
+            except (asyncio.IncompleteReadError, ConnectionError, TimeoutError):
+                return None
+        size = _SIZE.unpack_from(buffer)[0]
+        if size <= 0 or max_bytes is not None and size > max_bytes:
+            raise FrameError(f"a frame of {size} bytes (at most {max_bytes})")
+        end = 4 + size
+        if len(buffer) < end:
+            try:
+                await self._fill(end, complete_within)
+            except (asyncio.IncompleteReadError, ConnectionError) as exc:
+                raise FrameError(f"the connection ended inside a frame of {size} bytes") from exc
+            except TimeoutError as exc:
+                raise FrameError(f"a frame of {size} bytes not complete after {complete_within:g} s") from exc
+        with memoryview(buffer) as view:
+            frame = bytes(view[4:end])
+        del buffer[:end]  # a bytearray drops its front without moving the rest
+        return frame
+
+    async def _fill(self, size: int, within: float | None) -> None:
+        """Read until the buffer holds `size` bytes (IncompleteReadError at the stream's end)."""
+        if within is None:
+            await self._read_until(size)
+            return
+        async with asyncio.timeout(within):
+            await self._read_until(size)
+
+    async def _read_until(self, size: int) -> None:
+        buffer, read = self.buffer, self.stream.read
+        while len(buffer) < size:
+            chunk = await read(max(CHUNK, size - len(buffer)))
+            if not chunk:
+                raise asyncio.IncompleteReadError(bytes(buffer), size)
+            buffer += chunk
