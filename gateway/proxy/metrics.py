@@ -17,7 +17,7 @@ class _Children:
     """One judged endpoint's label children, bound on its first batch: `labels()` takes a lock and checks its
     arguments each call, and three calls a partition's batch cost more than judging it."""
 
-    __slots__ = ("messages", "rejected", "forwarded", "validation")
+    __slots__ = ("forwarded", "messages", "rejected", "validation")
 
     def __init__(self, metrics: GatewayMetrics, endpoint: str) -> None:
         self.messages = {verdict: metrics[names.MESSAGES].labels(endpoint, verdict) for verdict in VERDICTS}

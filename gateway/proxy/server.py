@@ -67,9 +67,55 @@ class _Flight:
 @dataclass
 class _Pending:
     header: RequestHeader
-    answer: asyncio.Future[bytes | None]
     request: dict[str, Any] | None = None       # a produce request the proxy changed
     refused: dict[tuple[str, int], Refusal] = field(default_factory=dict)
+    settled: bool = False
+    answer: bytes | None = None                 # once settled: the frame for the client, None to close it
+
+
+class _Answers:
+    """A connection's requests awaiting their answers, which go to the client in the order the requests came
+    (Kafka's guarantee per connection): each is written as soon as it and every one before it are settled, by
+    the broker's response or by the proxy itself, in the settling task's own turn (no task or future between
+    a response and the client). At most PIPELINE wait: past that the connection's requests are not read."""
+
+    def __init__(self, to_client: asyncio.StreamWriter, flight: _Flight) -> None:
+        self.to_client = to_client
+        self.flight = flight
+        self.waiting: deque[_Pending] = deque()
+        self.room = asyncio.Event()
+        self.room.set()
+        self.empty = asyncio.Event()
+        self.empty.set()
+        # resolved when an answer closes the client's connection (the broker went away): the connection ends
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def add(self, pending: _Pending) -> None:
+        while len(self.waiting) >= PIPELINE:
+            self.room.clear()
+            await self.room.wait()
+        self.waiting.append(pending)
+        self.flight.count += 1
+        self.empty.clear()
+
+    def settle(self, pending: _Pending, answer: bytes | None) -> None:
+        pending.answer, pending.settled = answer, True
+        waiting = self.waiting
+        while waiting and waiting[0].settled:
+            head = waiting.popleft()
+            self.flight.count -= 1
+            if head.answer is None:
+                self.to_client.close()
+                self.flight.count -= len(waiting)
+                waiting.clear()
+                if not self.closed.done():
+                    self.closed.set_result(None)
+                break
+            self.to_client.write(_SIZE.pack(len(head.answer)) + head.answer)
+        if len(waiting) < PIPELINE:
+            self.room.set()
+        if not waiting:
+            self.empty.set()
 
 
 def upstream_context(settings: ProxySettings) -> ssl.SSLContext | None:
@@ -194,23 +240,23 @@ class Proxy:
             log.warning("proxy: %s: the upstream broker %s is unreachable: %s", peer,
                         node_id if node_id is not None else "(bootstrap)", exc)
             return
-        answers: asyncio.Queue[_Pending | None] = asyncio.Queue(PIPELINE)
+        answers = _Answers(to_client, flight)
         at_broker: deque[_Pending] = deque()
-        responses = asyncio.create_task(self._responses(Frames(from_broker), at_broker, peer))
-        answering = asyncio.create_task(self._answer(answers, to_client, flight))
-        requests = asyncio.create_task(self._requests(Frames(client), to_broker, answers, at_broker, peer, flight))
+        responses = asyncio.create_task(self._responses(Frames(from_broker), to_client, answers, at_broker, peer))
+        requests = asyncio.create_task(self._requests(Frames(client), to_broker, answers, at_broker, peer))
         try:
             # the client is done (or sent what cannot pass), or the broker went away: either ends the connection
-            await asyncio.wait((requests, responses, answering), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((requests, responses, answers.closed), return_when=asyncio.FIRST_COMPLETED)
             if requests.done() and not requests.cancelled() and requests.exception() is None:
-                await asyncio.wait_for(answers.put(None), IDLE_SECONDS)
-                await asyncio.wait_for(answering, IDLE_SECONDS)  # the answers in flight still go back
-        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+                # the answers in flight still go back
+                await asyncio.wait_for(answers.empty.wait(), IDLE_SECONDS)
+                await asyncio.wait_for(to_client.drain(), IDLE_SECONDS)
+        except (ConnectionError, TimeoutError):
             pass
         finally:
-            for task in (requests, responses, answering):
+            for task in (requests, responses):
                 task.cancel()
-            await asyncio.gather(requests, responses, answering, return_exceptions=True)
+            await asyncio.gather(requests, responses, return_exceptions=True)
             to_broker.close()
             with contextlib.suppress(Exception):
                 await to_broker.wait_closed()
@@ -226,10 +272,8 @@ class Proxy:
         self.stats.closed_bad_input += 1
         log.warning("proxy: %s: closing the connection: %s", peer, why)
 
-    async def _requests(self, client: Frames, to_broker: asyncio.StreamWriter,
-                        answers: asyncio.Queue[_Pending | None], at_broker: deque[_Pending], peer: Any,
-                        flight: _Flight) -> None:
-        loop = asyncio.get_running_loop()
+    async def _requests(self, client: Frames, to_broker: asyncio.StreamWriter, answers: _Answers,
+                        at_broker: deque[_Pending], peer: Any) -> None:
         while (frame := await self._read_frame(client, peer)) is not None:
             try:
                 header = RequestHeader.read(frame)
@@ -237,12 +281,11 @@ class Proxy:
                 self._bad_input(peer, f"a request header that does not read: {exc}")
                 return
             self.stats.requests += 1
-            pending = _Pending(header, loop.create_future())
+            pending = _Pending(header)
             if header.api_key == API_VERSIONS and not header.readable():
                 # a newer client's first request: Kafka's answer, so that it asks again at a version both read
-                flight.count += 1
-                await answers.put(pending)
-                pending.answer.set_result(protocol.error_response(header, UNSUPPORTED_VERSION))
+                await answers.add(pending)
+                answers.settle(pending, protocol.error_response(header, UNSUPPORTED_VERSION))
                 continue
             if not header.readable():
                 # a version the proxy told the client it does not read: nothing unjudged reaches the broker
@@ -257,12 +300,11 @@ class Proxy:
                     self._bad_input(peer, f"a produce request that does not read: {exc}")
                     return
             if expects_answer:
-                flight.count += 1
-                await answers.put(pending)
+                await answers.add(pending)
             if frame is None:  # refused whole: answered here
                 if expects_answer:
-                    pending.answer.set_result(protocol.produce_response(header, pending.request or {},
-                                                                         pending.refused, None))
+                    answers.settle(pending, protocol.produce_response(header, pending.request or {},
+                                                                      pending.refused, None))
                 continue
             if expects_answer:
                 at_broker.append(pending)
@@ -315,7 +357,8 @@ class Proxy:
         kept = protocol.without(request, pending.refused)
         return (None if kept is None else protocol.produce_frame(frame, header, kept)), expects_answer
 
-    async def _responses(self, from_broker: Frames, at_broker: deque[_Pending], peer: Any) -> None:
+    async def _responses(self, from_broker: Frames, to_client: asyncio.StreamWriter, answers: _Answers,
+                         at_broker: deque[_Pending], peer: Any) -> None:
         """Each broker response to the request it answers, rewritten where the proxy must."""
         try:
             while (frame := await from_broker.next()) is not None:
@@ -336,21 +379,10 @@ class Proxy:
                     log.warning("proxy: %s: a response to api key %d v%d does not read: %s", peer, header.api_key,
                                 header.version, exc)
                     break
-                pending.answer.set_result(frame)
+                answers.settle(pending, frame)
+                await to_client.drain()  # a client that reads slowly slows what is read from its broker
         except FrameError:  # cut short: the broker is gone
             pass
         # the broker is gone: every request still waiting is answered by closing the client's connection
         while at_broker:
-            at_broker.popleft().answer.set_result(None)
-
-    @staticmethod
-    async def _answer(answers: asyncio.Queue[_Pending | None], to_client: asyncio.StreamWriter,
-                      flight: _Flight) -> None:
-        while (pending := await answers.get()) is not None:
-            frame = await pending.answer
-            if frame is None:
-                to_client.close()
-                return
-            to_client.write(_SIZE.pack(len(frame)) + frame)
-            await to_client.drain()
-            flight.count -= 1
+            answers.settle(at_broker.popleft(), None)

@@ -15,9 +15,9 @@ ascending order or repeated (Kafka writes them ascending; others would not encod
 from __future__ import annotations
 
 import struct
-from struct import Struct
 import uuid
 from dataclasses import dataclass
+from struct import Struct
 from typing import Any
 
 from gateway.errors import GatewayError
