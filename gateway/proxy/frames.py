@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import struct
 
+from gateway.errors import GatewayError
+
 _SIZE = struct.Struct(">i")
 CHUNK = 1 << 16
 
 
-class FrameError(Exception):
+class FrameError(GatewayError):
     """A frame that cannot be read whole: why, for the one log line that closes its connection."""
 
 
