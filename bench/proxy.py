@@ -19,7 +19,8 @@ produce latency (as ProducerPerformance reports it: send to acknowledgement) min
 The tools come from Kafka TOOLS_VERSION (the broker stays on deploy/brokers/kafka.sh's version): 4.1's
 ProducerPerformance has no warm-up, and each run is a fresh JVM whose first second (class loading, the first
 connections, metadata through the proxy) held the slowest 1% of a 5-second run for every candidate.
-CPU per record: the relay's and the proxy's user + system CPU over their max-rate runs, per record.
+CPU per record: the relay's and the proxy's user + system CPU over their max-rate runs, per record, and
+over their half-load runs (smaller requests, more of them a record).
 Every round runs the candidates back to back, the order rotated (bench/rounds.py); medians with ranges.
 """
 
@@ -192,10 +193,15 @@ def _rounds(classpath: str, bootstrap: dict[str, str], processes: dict[str, Proc
     half = summary([r["rate"] for r in top["proxy"]])["median"] * 0.5
     loaded: dict[str, list[dict[str, float]]] = {name: [] for name in AT_HALF_LOAD}
     count, warmup = (max(int(half * seconds), 1_000 * seconds) for seconds in (HALF_LOAD_SECONDS, WARMUP_SECONDS))
+    loaded_cpu: dict[str, list[float]] = {name: [] for name in AT_HALF_LOAD if name in processes}
     for index in range(rounds):
         for name in rotated(AT_HALF_LOAD, index):
+            process = processes.get(name)
+            before = process.cpu_seconds() if process else 0.0
             loaded[name].append(producer_performance(classpath, bootstrap[name], next(spare), count, payloads, half,
                                                      warmup))
+            if process:
+                loaded_cpu[name].append((process.cpu_seconds() - before) / count * 1e6)
 
     def over_direct(name: str) -> dict[str, Any]:
         found = {"ratio": summary([c["rate"] / d["rate"] for c, d in zip(top[name], top["direct"], strict=True)])}
@@ -209,7 +215,8 @@ def _rounds(classpath: str, bootstrap: dict[str, str], processes: dict[str, Proc
             "rate": {name: summary([r["rate"] for r in runs]) for name, runs in top.items()},
             "p99_ms": {name: summary([r["p99_ms"] for r in runs]) for name, runs in loaded.items()},
             **{name: over_direct(name) for name in ("relay", "proxy", "proxy2")},
-            "cpu_us_per_record": {name: summary(values) for name, values in cpu.items()}}
+            "cpu_us_per_record": {name: summary(values) for name, values in cpu.items()},
+            "cpu_us_per_record_half_load": {name: summary(values) for name, values in loaded_cpu.items()}}
 
 
 def judged(metrics: str) -> dict[str, int]:
@@ -248,6 +255,10 @@ def render(result: dict[str, Any]) -> str:
         (f"  CPU per record (us)   relay {span(cpu['relay'], 1)}   proxy {span(cpu['proxy'], 1)}   "
          f"proxy --workers 2 {span(cpu['proxy2'], 1)} (supervisor and workers)"),
     ]
+    if result.get("cpu_us_per_record_half_load"):  # paced: smaller requests, more of them a record
+        loaded = result["cpu_us_per_record_half_load"]
+        lines.append(f"  CPU per record at half load (us)   relay {span(loaded['relay'], 1)}   "
+                     f"proxy {span(loaded['proxy'], 1)}")
     return "\n".join(lines)
 
 
