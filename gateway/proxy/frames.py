@@ -4,7 +4,8 @@ A connection's requests and responses arrive back to back: a producer with sever
 them in one burst, and a 16 KB produce request comes in one read. Reading each frame as a size and a body
 (`readexactly` twice, each under a timeout of its own) cost the proxy two timer handles and two waits a
 request, about a tenth of its CPU at half load. Here a chunk is read once into a buffer and every frame it
-holds is cut from it; a timeout is set only while the reader actually waits for more bytes.
+holds is cut from it; a timeout is set only while the reader waits for the rest of a begun frame, and an idle
+connection (no frame begun) is found by `Quiet`'s one timer.
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ class FrameError(GatewayError):
 
 
 class Frames:
-    __slots__ = ("buffer", "stream")
+    __slots__ = ("buffer", "chunks", "stream", "waiting", "waits")
 
     def __init__(self, stream: asyncio.StreamReader) -> None:
         self.stream = stream
         self.buffer = bytearray()
+        self.chunks = 0  # chunks read so far
+        self.waits = 0  # waits begun for the start of a frame
+        self.waiting = False  # in such a wait now (Quiet watches these)
 
     async def next(self, max_bytes: int | None = None, idle: float | None = None,
                    complete_within: float | None = None) -> bytes | None:
@@ -36,10 +40,14 @@ class Frames:
         `complete_within` seconds of its size arriving. The frame keeps its bytes but not its size."""
         buffer = self.buffer
         if len(buffer) < 4:
+            self.waits += 1
+            self.waiting = True
             try:
                 await self._fill(4, idle)
             except (asyncio.IncompleteReadError, ConnectionError, TimeoutError):
                 return None
+            finally:
+                self.waiting = False
         size = _SIZE.unpack_from(buffer)[0]
         if size <= 0 or max_bytes is not None and size > max_bytes:
             raise FrameError(f"a frame of {size} bytes (at most {max_bytes})")
@@ -71,3 +79,31 @@ class Frames:
             if not chunk:
                 raise asyncio.IncompleteReadError(bytes(buffer), size)
             buffer += chunk
+            self.chunks += 1
+
+
+class Quiet:
+    """`future` resolves once `frames` has waited for the start of a frame, with no byte coming, through a whole
+    `seconds`: an idle connection, found by one timer a connection that re-arms itself (so after `seconds` to
+    twice that), not by a timeout set around every wait. A reader held mid-frame or not reading (its requests
+    held back) is not idle."""
+
+    def __init__(self, frames: Frames, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        self.future: asyncio.Future[None] = loop.create_future()
+        self._frames, self._seconds = frames, seconds
+        self._seen = (-1, -1)
+        self._timer = loop.call_later(seconds, self._check)
+
+    def _check(self) -> None:
+        frames = self._frames
+        now = (frames.waits, frames.chunks)
+        if frames.waiting and now == self._seen:  # the same wait, and nothing read, since the last check
+            if not self.future.done():
+                self.future.set_result(None)
+            return
+        self._seen = now
+        self._timer = asyncio.get_running_loop().call_later(self._seconds, self._check)
+
+    def stop(self) -> None:
+        self._timer.cancel()

@@ -23,7 +23,7 @@ from typing import Any
 
 from gateway import config_values
 from gateway.proxy import protocol
-from gateway.proxy.frames import FrameError, Frames
+from gateway.proxy.frames import FrameError, Frames, Quiet
 from gateway.proxy.judging import TopicRule, judge, refusal_text
 from gateway.proxy.metrics import ProxyMetrics
 from gateway.proxy.protocol import CORRUPT_MESSAGE, INVALID_RECORD, UNSUPPORTED_VERSION, Refusal, RequestHeader
@@ -242,18 +242,23 @@ class Proxy:
             return
         answers = _Answers(to_client, flight)
         at_broker: deque[_Pending] = deque()
+        frames = Frames(client)
+        quiet = Quiet(frames, IDLE_SECONDS)
         responses = asyncio.create_task(self._responses(Frames(from_broker), to_client, answers, at_broker, peer))
-        requests = asyncio.create_task(self._requests(Frames(client), to_broker, answers, at_broker, peer))
+        requests = asyncio.create_task(self._requests(frames, to_broker, answers, at_broker, peer))
         try:
-            # the client is done (or sent what cannot pass), or the broker went away: either ends the connection
-            await asyncio.wait((requests, responses, answers.closed), return_when=asyncio.FIRST_COMPLETED)
-            if requests.done() and not requests.cancelled() and requests.exception() is None:
+            # the client is done (or sent what cannot pass, or went quiet), or the broker went away: either ends
+            # the connection
+            await asyncio.wait((requests, responses, answers.closed, quiet.future),
+                               return_when=asyncio.FIRST_COMPLETED)
+            if quiet.future.done() or requests.done() and not requests.cancelled() and requests.exception() is None:
                 # the answers in flight still go back
                 await asyncio.wait_for(answers.empty.wait(), IDLE_SECONDS)
                 await asyncio.wait_for(to_client.drain(), IDLE_SECONDS)
         except (ConnectionError, TimeoutError):
             pass
         finally:
+            quiet.stop()
             for task in (requests, responses):
                 task.cancel()
             await asyncio.gather(requests, responses, return_exceptions=True)
@@ -263,7 +268,8 @@ class Proxy:
 
     async def _read_frame(self, client: Frames, peer: Any) -> bytes | None:
         try:
-            return await client.next(self.settings.max_frame_bytes, IDLE_SECONDS, self.settings.frame_timeout)
+            # no timeout on the wait for a frame's start: `_serve`'s Quiet ends an idle connection
+            return await client.next(self.settings.max_frame_bytes, None, self.settings.frame_timeout)
         except FrameError as exc:
             self._bad_input(peer, str(exc))
             return None

@@ -1,5 +1,6 @@
 """Frames cut from a stream's chunks: whole, in order, however the bytes arrive; bad sizes, cut and stalled
-frames named; a quiet or closed stream between frames is the end."""
+frames named; a quiet or closed stream between frames is the end, and Quiet finds a connection idle only while
+it waits for a frame's start."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import struct
 
 import pytest
 
-from gateway.proxy.frames import FrameError, Frames
+from gateway.proxy.frames import FrameError, Frames, Quiet
 
 
 def _framed(*bodies: bytes) -> bytes:
@@ -93,3 +94,39 @@ def test_without_limits_a_broker_frame_of_any_size_reads_and_an_empty_stream_end
         return await frames.next(), await frames.next()
 
     assert asyncio.run(run()) == (b"r" * 300_000, None)
+
+
+def test_quiet_resolves_for_a_reader_waiting_with_nothing_coming_and_not_while_frames_keep_coming() -> None:
+    async def run() -> tuple[bool, bool]:
+        stream = asyncio.StreamReader()
+        frames = Frames(stream)
+        reading = asyncio.create_task(_read_all(frames))
+        quiet = Quiet(frames, 0.05)
+        for _ in range(8):  # a frame every 30 ms for 240 ms: never a whole quiet period
+            stream.feed_data(_framed(b"tick"))
+            await asyncio.sleep(0.03)
+        busy = quiet.future.done()
+        await asyncio.wait_for(quiet.future, 1.0)  # then nothing: idle after 50-100 ms
+        quiet.stop()
+        reading.cancel()
+        return busy, quiet.future.done()
+
+    assert asyncio.run(run()) == (False, True)
+
+
+def test_quiet_leaves_a_reader_held_mid_frame_or_not_reading_alone() -> None:
+    async def run() -> bool:
+        stream = asyncio.StreamReader()
+        frames = Frames(stream)
+        stream.feed_data(struct.pack(">i", 10) + b"abc")  # a begun frame, governed by its own time
+        mid_frame = asyncio.create_task(frames.next(4096, None, 5.0))
+        idle_reader = Frames(asyncio.StreamReader())  # never asked for a frame: its requests held back
+        watches = [Quiet(frames, 0.02), Quiet(idle_reader, 0.02)]
+        await asyncio.sleep(0.15)
+        found = any(watch.future.done() for watch in watches)
+        for watch in watches:
+            watch.stop()
+        mid_frame.cancel()
+        return found
+
+    assert asyncio.run(run()) is False
