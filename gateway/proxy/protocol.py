@@ -10,9 +10,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from gateway.proxy import schemas
+from gateway.proxy import produce_reader, schemas
 from gateway.proxy.schemas import (
     API_VERSIONS,
     DESCRIBE_CLUSTER,
@@ -39,8 +39,7 @@ def flexible(api_key: int, version: int) -> bool:
     return api_key in FLEXIBLE and version >= FLEXIBLE[api_key]
 
 
-@dataclass(frozen=True, slots=True)
-class RequestHeader:
+class RequestHeader(NamedTuple):  # a tuple: made for every request, in a fifth of a frozen dataclass's time
     api_key: int
     version: int
     correlation_id: int
@@ -151,6 +150,9 @@ class Refusal:
 
 
 def read_produce(frame: bytes | memoryview, header: RequestHeader) -> dict[str, Any]:
+    fast = produce_reader.read(frame if frame.__class__ is bytes else bytes(frame), header.size, header.version)
+    if fast is not None:
+        return fast
     value, end = schemas.PRODUCE_REQUEST.decode(frame, header.version, header.size)
     if end != len(frame):
         raise WireError(f"ProduceRequest v{header.version}: {len(frame) - end} bytes after the message")

@@ -1,0 +1,154 @@
+"""A produce request's body read in straight-line code: every produce request is read, and the schema-driven
+codec (wire.py, schemas.PRODUCE_REQUEST) took 20-27 µs for one of three partitions, a tenth of the proxy's
+time at half load. This gives the codec's dict, field for field, for a request that reads cleanly, and None
+for anything else (a null where none may be, a cut or over-long body, bad UTF-8, tagged fields): the codec
+then reads it and says what is wrong, so it stays the one author of what a produce request is.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from gateway.proxy.wire import TAGS
+
+_I16 = struct.Struct(">h").unpack_from
+_I32 = struct.Struct(">i").unpack_from
+_TWO_I32 = struct.Struct(">ii").unpack_from
+_ACKS_TIMEOUT = struct.Struct(">hi").unpack_from
+FIRST_FLEXIBLE = 9  # schemas.FLEXIBLE[PRODUCE]
+
+
+class _Unread(Exception):  # internal: never leaves this module
+    pass
+
+
+def read(frame: bytes, offset: int, version: int) -> dict[str, Any] | None:
+    """The request body from `offset` to the end of `frame` as schemas.PRODUCE_REQUEST decodes it at
+    `version` (3-12), or None when the codec must read it."""
+    if not 3 <= version <= 12:  # no TransactionalId before 3, a TopicId for a name from 13
+        return None
+    try:
+        if version >= FIRST_FLEXIBLE:
+            return _Flexible(frame, offset).request()
+        return _classic(frame, offset)
+    except (_Unread, struct.error, UnicodeDecodeError, IndexError):
+        return None
+
+
+def _classic(data: bytes, at: int) -> dict[str, Any]:
+    """Versions 3-8: int16-length strings, int32-length arrays and bytes."""
+    end = len(data)
+    size = _I16(data, at)[0]
+    at += 2
+    transactional_id = None
+    if size >= 0:
+        if at + size > end:
+            raise _Unread
+        transactional_id = data[at:at + size].decode()
+        at += size
+    acks, timeout = _ACKS_TIMEOUT(data, at)
+    at += 6
+    count = _I32(data, at)[0]
+    at += 4
+    if not 0 <= count <= end - at:
+        raise _Unread
+    topics = []
+    for _ in range(count):
+        size = _I16(data, at)[0]
+        at += 2
+        if size < 0 or at + size > end:
+            raise _Unread
+        name = data[at:at + size].decode()
+        at += size
+        partitions_count = _I32(data, at)[0]
+        at += 4
+        if not 0 <= partitions_count <= end - at:
+            raise _Unread
+        partitions = []
+        for _ in range(partitions_count):
+            index, size = _TWO_I32(data, at)
+            at += 8
+            records = None
+            if size >= 0:
+                if at + size > end:
+                    raise _Unread
+                records = data[at:at + size]
+                at += size
+            partitions.append({"Index": index, "Records": records})
+        topics.append({"Name": name, "PartitionData": partitions})
+    if at != end:
+        raise _Unread
+    return {"TransactionalId": transactional_id, "Acks": acks, "TimeoutMs": timeout, "TopicData": topics}
+
+
+class _Flexible:
+    """Version 9 on: compact (unsigned varint, plus one) lengths, and tagged fields after every struct, which
+    must be none here (a request that carries some goes to the codec)."""
+
+    __slots__ = ("at", "data")
+
+    def __init__(self, data: bytes, at: int) -> None:
+        self.data, self.at = data, at
+
+    def request(self) -> dict[str, Any]:
+        data, end = self.data, len(self.data)
+        transactional_id = self.text(nullable=True)
+        acks, timeout = _ACKS_TIMEOUT(data, self.at)
+        self.at += 6
+        topics = []
+        for _ in range(self.count()):
+            name = self.text(nullable=False)
+            partitions = []
+            for _ in range(self.count()):
+                index = _I32(data, self.at)[0]
+                self.at += 4
+                size = self.uvarint() - 1
+                records = None
+                if size >= 0:
+                    if self.at + size > end:
+                        raise _Unread
+                    records = data[self.at:self.at + size]
+                    self.at += size
+                partitions.append({"Index": index, "Records": records, TAGS: self.no_tags()})
+            topics.append({"Name": name, "PartitionData": partitions, TAGS: self.no_tags()})
+        request = {"TransactionalId": transactional_id, "Acks": acks, "TimeoutMs": timeout, "TopicData": topics,
+                   TAGS: self.no_tags()}
+        if self.at != end:
+            raise _Unread
+        return request
+
+    def uvarint(self) -> int:
+        value = shift = 0
+        while True:
+            byte = self.data[self.at]
+            self.at += 1
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+            shift += 7
+            if shift > 28:
+                raise _Unread
+
+    def text(self, nullable: bool) -> str | None:
+        size = self.uvarint() - 1
+        if size < 0:
+            if nullable:
+                return None
+            raise _Unread
+        start = self.at
+        if start + size > len(self.data):
+            raise _Unread
+        self.at += size
+        return self.data[start:self.at].decode()
+
+    def count(self) -> int:
+        count = self.uvarint() - 1
+        if not 0 <= count <= len(self.data) - self.at:
+            raise _Unread
+        return count
+
+    def no_tags(self) -> dict[int, bytes]:
+        if self.uvarint() != 0:
+            raise _Unread
+        return {}
