@@ -227,7 +227,7 @@ def judged(metrics: str) -> dict[str, int]:
     for verdict, value in re.findall(r'^xgate_messages_total\{[^}]*verdict="([a-z]+)"[^}]*\} ([0-9.e+]+)$', text,
                                      re.MULTILINE):
         found[verdict] = found.get(verdict, 0) + int(float(value))
-    return found
+    return {verdict: count for verdict, count in found.items() if count}  # a verdict's child exists from the start
 
 
 def render(result: dict[str, Any]) -> str:
