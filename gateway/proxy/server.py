@@ -252,9 +252,16 @@ class Proxy:
             await asyncio.wait((requests, responses, answers.closed, quiet.future),
                                return_when=asyncio.FIRST_COMPLETED)
             if quiet.future.done() or requests.done() and not requests.cancelled() and requests.exception() is None:
-                # the answers in flight still go back
-                await asyncio.wait_for(answers.empty.wait(), IDLE_SECONDS)
-                await asyncio.wait_for(to_client.drain(), IDLE_SECONDS)
+                # the answers in flight still go back, unless the client (its answers' writes fail) or the broker
+                # goes first: those end the responses' task
+                emptied = asyncio.ensure_future(answers.empty.wait())
+                try:
+                    await asyncio.wait((emptied, responses, answers.closed), timeout=IDLE_SECONDS,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    emptied.cancel()
+                if answers.empty.is_set():
+                    await asyncio.wait_for(to_client.drain(), IDLE_SECONDS)
         except (ConnectionError, TimeoutError):
             pass
         finally:
