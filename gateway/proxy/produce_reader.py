@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from gateway.errors import GatewayError
 from gateway.proxy.wire import TAGS
 
 _I16 = struct.Struct(">h").unpack_from
@@ -19,7 +20,7 @@ _ACKS_TIMEOUT = struct.Struct(">hi").unpack_from
 FIRST_FLEXIBLE = 9  # schemas.FLEXIBLE[PRODUCE]
 
 
-class _Unread(Exception):  # internal: never leaves this module
+class _Unread(GatewayError):  # internal: never leaves this module
     pass
 
 
