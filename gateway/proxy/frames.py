@@ -33,9 +33,8 @@ class Frames:
         self.waits = 0  # waits begun for the start of a frame
         self.waiting = False  # in such a wait now (Quiet watches these)
 
-    async def next(self, max_bytes: int | None = None, idle: float | None = None,
-                   complete_within: float | None = None) -> bytes | None:
-        """The next frame; None when the stream ends (or stays quiet for `idle` seconds) between frames.
+    async def next(self, max_bytes: int | None = None, complete_within: float | None = None) -> bytes | None:
+        """The next frame; None when the stream ends between frames (an idle one is `Quiet`'s to find).
         FrameError for a size outside 1..`max_bytes`, or a frame cut short or not whole within
         `complete_within` seconds of its size arriving. The frame keeps its bytes but not its size."""
         buffer = self.buffer
@@ -43,8 +42,8 @@ class Frames:
             self.waits += 1
             self.waiting = True
             try:
-                await self._fill(4, idle)
-            except (asyncio.IncompleteReadError, ConnectionError, TimeoutError):
+                await self._fill(4, None)
+            except (asyncio.IncompleteReadError, ConnectionError):
                 return None
             finally:
                 self.waiting = False

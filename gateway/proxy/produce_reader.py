@@ -40,14 +40,7 @@ def read(frame: bytes, offset: int, version: int) -> dict[str, Any] | None:
 def _classic(data: bytes, at: int) -> dict[str, Any]:
     """Versions 3-8: int16-length strings, int32-length arrays and bytes."""
     end = len(data)
-    size = _I16(data, at)[0]
-    at += 2
-    transactional_id = None
-    if size >= 0:
-        if at + size > end:
-            raise _Unread
-        transactional_id = data[at:at + size].decode()
-        at += size
+    transactional_id, at = _int16_text(data, at)
     acks, timeout = _ACKS_TIMEOUT(data, at)
     at += 6
     count = _I32(data, at)[0]
@@ -56,12 +49,9 @@ def _classic(data: bytes, at: int) -> dict[str, Any]:
         raise _Unread
     topics = []
     for _ in range(count):
-        size = _I16(data, at)[0]
-        at += 2
-        if size < 0 or at + size > end:
+        name, at = _int16_text(data, at)
+        if name is None:
             raise _Unread
-        name = data[at:at + size].decode()
-        at += size
         partitions_count = _I32(data, at)[0]
         at += 4
         if not 0 <= partitions_count <= end - at:
@@ -81,6 +71,17 @@ def _classic(data: bytes, at: int) -> dict[str, Any]:
     if at != end:
         raise _Unread
     return {"TransactionalId": transactional_id, "Acks": acks, "TimeoutMs": timeout, "TopicData": topics}
+
+
+def _int16_text(data: bytes, at: int) -> tuple[str | None, int]:
+    """An int16-length string at `at` (None for null), and where it ends."""
+    size = _I16(data, at)[0]
+    at += 2
+    if size < 0:
+        return None, at
+    if at + size > len(data):
+        raise _Unread
+    return data[at:at + size].decode(), at + size
 
 
 class _Flexible:

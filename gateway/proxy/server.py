@@ -276,7 +276,7 @@ class Proxy:
     async def _read_frame(self, client: Frames, peer: Any) -> bytes | None:
         try:
             # no timeout on the wait for a frame's start: `_serve`'s Quiet ends an idle connection
-            return await client.next(self.settings.max_frame_bytes, None, self.settings.frame_timeout)
+            return await client.next(self.settings.max_frame_bytes, self.settings.frame_timeout)
         except FrameError as exc:
             self._bad_input(peer, str(exc))
             return None

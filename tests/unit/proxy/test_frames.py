@@ -1,6 +1,6 @@
 """Frames cut from a stream's chunks: whole, in order, however the bytes arrive; bad sizes, cut and stalled
-frames named; a quiet or closed stream between frames is the end, and Quiet finds a connection idle only while
-it waits for a frame's start."""
+frames named; a closed stream between frames is the end, and Quiet finds a connection idle only while it waits
+for a frame's start."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _framed(*bodies: bytes) -> bytes:
 
 async def _read_all(frames: Frames) -> list[bytes]:
     found = []
-    while (frame := await frames.next(1 << 20, 5.0, 5.0)) is not None:
+    while (frame := await frames.next(1 << 20, 5.0)) is not None:
         found.append(frame)
     return found
 
@@ -49,7 +49,7 @@ def test_a_size_outside_the_limit_is_refused_before_its_body_is_read(size: int) 
     async def run() -> None:
         stream = asyncio.StreamReader()
         stream.feed_data(struct.pack(">i", size))
-        await Frames(stream).next(4096, 5.0, 5.0)
+        await Frames(stream).next(4096, 5.0)
 
     with pytest.raises(FrameError, match=f"a frame of {size} bytes \\(at most 4096\\)"):
         asyncio.run(run())
@@ -61,28 +61,21 @@ def test_a_stream_that_ends_inside_a_frame_names_the_frame() -> None:
         stream.feed_data(_framed(b"whole") + struct.pack(">i", 10) + b"cut")
         stream.feed_eof()
         frames = Frames(stream)
-        assert await frames.next(4096, 5.0, 5.0) == b"whole"
-        await frames.next(4096, 5.0, 5.0)
+        assert await frames.next(4096, 5.0) == b"whole"
+        await frames.next(4096, 5.0)
 
     with pytest.raises(FrameError, match="the connection ended inside a frame of 10 bytes"):
         asyncio.run(run())
 
 
-def test_a_frame_that_stalls_is_refused_after_its_time_and_a_quiet_stream_between_frames_ends() -> None:
+def test_a_frame_that_stalls_is_refused_after_its_time() -> None:
     async def stalled() -> None:
         stream = asyncio.StreamReader()
         stream.feed_data(struct.pack(">i", 10) + b"abc")
-        await Frames(stream).next(4096, 5.0, 0.05)
+        await Frames(stream).next(4096, 0.05)
 
     with pytest.raises(FrameError, match="a frame of 10 bytes not complete after 0.05 s"):
         asyncio.run(stalled())
-
-    async def quiet() -> bytes | None:
-        stream = asyncio.StreamReader()
-        stream.feed_data(b"\x00\x00")  # half a size, then nothing
-        return await Frames(stream).next(4096, 0.05, 5.0)
-
-    assert asyncio.run(quiet()) is None
 
 
 def test_without_limits_a_broker_frame_of_any_size_reads_and_an_empty_stream_ends() -> None:
@@ -119,7 +112,7 @@ def test_quiet_leaves_a_reader_held_mid_frame_or_not_reading_alone() -> None:
         stream = asyncio.StreamReader()
         frames = Frames(stream)
         stream.feed_data(struct.pack(">i", 10) + b"abc")  # a begun frame, governed by its own time
-        mid_frame = asyncio.create_task(frames.next(4096, None, 5.0))
+        mid_frame = asyncio.create_task(frames.next(4096, 5.0))
         idle_reader = Frames(asyncio.StreamReader())  # never asked for a frame: its requests held back
         watches = [Quiet(frames, 0.02), Quiet(idle_reader, 0.02)]
         await asyncio.sleep(0.15)
