@@ -445,10 +445,19 @@ def main(argv: list[str] | None = None) -> int:
         forwarders: dict[str, Callable[[str], Awaitable[None]]] = {"nats": forward_nats, "mqtt": forward_mqtt}
         asyncio.run(forwarders[args.forward[0]](args.forward[1]))
         return 0
+    started: list[tuple[list[str], dict[str, str]]] = []  # what this run started, stopped when it ends
     for script in ("nats", "mosquitto"):
         env = {**os.environ, **({"XGATE_MQTT_PORT": str(MQTT_PORT)} if script == "mosquitto" else {})}
-        subprocess.run(["bash", str(ROOT / "deploy" / "brokers" / f"{script}.sh"), "start"], check=True, env=env)
-    results = asyncio.run(run(args.protocol, args.count, args.rounds, args.workers))
+        command = ["bash", str(ROOT / "deploy" / "brokers" / f"{script}.sh")]
+        running = subprocess.run([*command, "status"], env=env, capture_output=True, check=False).returncode == 0
+        subprocess.run([*command, "start"], check=True, env=env)
+        if not running:
+            started.append((command, env))
+    try:
+        results = asyncio.run(run(args.protocol, args.count, args.rounds, args.workers))
+    finally:
+        for command, env in started:
+            subprocess.run([*command, "stop"], env=env, check=False)
     print(report(results, args.count, args.rounds))
     save("broker_e2e", {"count": args.count, "rounds": args.rounds, "results": results})
     return 0
