@@ -43,19 +43,13 @@ def _classic(data: bytes, at: int) -> dict[str, Any]:
     transactional_id, at = _int16_text(data, at)
     acks, timeout = _ACKS_TIMEOUT(data, at)
     at += 6
-    count = _I32(data, at)[0]
-    at += 4
-    if not 0 <= count <= end - at:
-        raise _Unread
+    count, at = _int32_count(data, at)
     topics = []
     for _ in range(count):
         name, at = _int16_text(data, at)
         if name is None:
             raise _Unread
-        partitions_count = _I32(data, at)[0]
-        at += 4
-        if not 0 <= partitions_count <= end - at:
-            raise _Unread
+        partitions_count, at = _int32_count(data, at)
         partitions = []
         for _ in range(partitions_count):
             index, size = _TWO_I32(data, at)
@@ -71,6 +65,16 @@ def _classic(data: bytes, at: int) -> dict[str, Any]:
     if at != end:
         raise _Unread
     return {"TransactionalId": transactional_id, "Acks": acks, "TimeoutMs": timeout, "TopicData": topics}
+
+
+def _int32_count(data: bytes, at: int) -> tuple[int, int]:
+    """An array's int32 item count at `at`, and where it ends; a null array, or more items than bytes left
+    (each takes at least one), is the codec's to refuse."""
+    count = _I32(data, at)[0]
+    at += 4
+    if not 0 <= count <= len(data) - at:
+        raise _Unread
+    return count, at
 
 
 def _int16_text(data: bytes, at: int) -> tuple[str | None, int]:
