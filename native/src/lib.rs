@@ -9,6 +9,7 @@
 //! message)`, or None when a candidate has no lowered form and the Python judge must decide.
 
 mod arrow;
+mod batch_writer;
 mod check;
 mod event;
 mod json;
@@ -433,6 +434,8 @@ fn murmur2(key: &[u8]) -> u32 {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
     m.add_function(wrap_pyfunction!(murmur2, m)?)?;
+    m.add_class::<batch_writer::BatchWriter>()?;
+    m.add_function(wrap_pyfunction!(batch_writer::partition_records, m)?)?;
     m.add_class::<Checker>()?;
     m.add("PLAN_VERSION", plan::PLAN_VERSION)?;
     Ok(())

@@ -1,8 +1,9 @@
 """xgate's native judging core (native/src): `Core` judges a batch of Kafka records against a lowered plan
 (gateway/compiler/lower.py writes it; gateway/compiler/core.py is the Python face that uses it); `Checker`
 judges `xgate check`'s recorded lines over a Core (gateway/check.py); `murmur2` is the Kafka partitioner's
-hash (protocol_adapters/kafka/partitioning.py)."""
+hash (protocol_adapters/kafka/partitioning.py); `BatchWriter` and `partition_records` write the Kafka sink's
+producer batches (protocol_adapters/kafka/sink.py)."""
 
-from xgate_core._core import PLAN_VERSION, Checker, Core, murmur2
+from xgate_core._core import PLAN_VERSION, BatchWriter, Checker, Core, murmur2, partition_records
 
-__all__ = ["PLAN_VERSION", "Checker", "Core", "murmur2"]
+__all__ = ["PLAN_VERSION", "BatchWriter", "Checker", "Core", "murmur2", "partition_records"]

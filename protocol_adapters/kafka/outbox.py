@@ -7,6 +7,9 @@ round trip each: the throughput of a Kafka route was bound by its batches' size,
 every call appends its records to the open batch of their partition, and one flusher per partition hands a
 batch over as soon as the one before it has left, so that everything that arrived meanwhile leaves together.
 Records of a partition keep their call order; each call waits for the batches its records went into.
+
+A batch is what `new_builder` makes: aiokafka's own builder, or the native core's BatchWriter
+(native/src/batch_writer.rs), which `extend` fills with many records of a list in one call.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from protocol_adapters.kafka.mapping import OutgoingRecord
@@ -34,9 +38,10 @@ class Batch:
 class Outbox:
     """The open batches of one producer and topic, by partition (see the module docstring)."""
 
-    def __init__(self, producer: Any, topic: str) -> None:
+    def __init__(self, producer: Any, topic: str, new_builder: Callable[[], Any] | None = None) -> None:
         self.producer = producer
         self.topic = topic
+        self._new_builder = producer.create_batch if new_builder is None else new_builder
         self._queues: dict[int, collections.deque[Batch]] = {}
         self._flushers: dict[int, asyncio.Task[None]] = {}
         # handed over and not yet answered: a producer stopped mid-flight may never answer them (close)
@@ -48,19 +53,46 @@ class Outbox:
         """Append a record (one that fits an empty batch: the caller sends larger ones alone) to the open batch
         of its partition; the batch it joined."""
         value, key, headers, timestamp_ms = record
-        queue = self._queues.get(partition)
-        if queue is None:
-            queue = self._queues[partition] = collections.deque()
+        queue = self._queue(partition)
         batch = queue[-1] if queue else None
         if batch is None or batch.builder.append(timestamp=timestamp_ms, key=key, value=value,
                                                  headers=headers) is None:
             # none open, or the open one is full: a new one behind it
-            batch = Batch(self.producer.create_batch())
+            batch = Batch(self._new_builder())
             queue.append(batch)
             batch.builder.append(timestamp=timestamp_ms, key=key, value=value, headers=headers)
+        self._flushing(partition)
+        return batch
+
+    def extend(self, partition: int, records: list[Any], indexes: list[int], default_key: bytes | None,
+               added: list[Any] | None) -> list[tuple[Batch, list[int]]]:
+        """`add` for `records[i]` for each i in `indexes` (BatchWriter builders only: native/src/batch_writer.rs
+        says how a record is read, its `added` headers and default key); the batches they joined, each with the
+        indexes that went into it."""
+        queue = self._queue(partition)
+        joined: list[tuple[Batch, list[int]]] = []
+        batch = queue[-1] if queue else None
+        start = 0
+        while start < len(indexes):
+            if batch is None:
+                batch = Batch(self._new_builder())
+                queue.append(batch)
+            stop = batch.builder.extend(records, indexes, start, default_key, added)
+            if stop > start:
+                joined.append((batch, indexes[start:stop]))
+            start, batch = stop, None  # the rest, if any, did not fit: a new batch behind this one
+        self._flushing(partition)
+        return joined
+
+    def _queue(self, partition: int) -> collections.deque[Batch]:
+        queue = self._queues.get(partition)
+        if queue is None:
+            queue = self._queues[partition] = collections.deque()
+        return queue
+
+    def _flushing(self, partition: int) -> None:
         if partition not in self._flushers:
             self._flushers[partition] = asyncio.create_task(self._flush(partition))
-        return batch
 
     async def _flush(self, partition: int) -> None:
         """Hand the partition's batches over in order, each once the producer took the one before it."""

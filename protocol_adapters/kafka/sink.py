@@ -3,7 +3,9 @@
 One AIOKafkaProducer per sink, acks=all and idempotent by default (a send the client retries
 after a lost answer is written once, in order; a send the runtime retries is within at-least-once). Concurrent
 `send` calls share the producer's batches (linger_ms); concurrent `send_many` calls share one open batch per
-partition (outbox.py). The connection is made on the first
+partition (outbox.py). Where the native core is built, those batches are its BatchWriter
+(native/src/batch_writer.rs: the bytes aiokafka's builder would write), filled a partition at a time with no
+Python step per record; a sink that adds default headers or compresses keeps aiokafka's builder. The connection is made on the first
 `send`, so a gateway starts while its broker is down; every failure to reach the broker is a
 retriable AdapterError and the next `send` tries again.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 from collections.abc import Callable
@@ -40,6 +43,11 @@ from protocol_adapters.kafka.mapping import OutgoingRecord, forwarded_record, ou
 from protocol_adapters.kafka.options import KafkaSinkOptions, sink_options
 from protocol_adapters.kafka.outbox import Batch, Outbox
 from protocol_adapters.kafka.partitioning import murmur2
+
+try:  # the native core's batch writer (native/src/batch_writer.rs); aiokafka's builder without it
+    import xgate_core
+except ImportError:  # pragma: no cover - exercised where the extension is absent
+    xgate_core = None  # type: ignore[assignment]
 
 log = logging.getLogger("xgate.kafka")
 
@@ -130,23 +138,36 @@ class KafkaSink:
         """`send_many` for aiokafka ConsumerRecords forwarded as they came (value, key, headers, timestamp), each
         with its `added` text headers if any: what a Kafka to Kafka route does with its conformant records and
         its dead letters (their `xgate-*` headers), no Envelope re-mapped for them."""
+        if self._writes_natively():
+            return await self._send_all(records, added)
         key, defaults = self.options.default_key, self.options.default_headers
         if added is None:
             return await self._send_all([forwarded_record(r, key, defaults) for r in records])
         return await self._send_all([forwarded_record(r, key, defaults, extra or ())
                                      for r, extra in zip(records, added, strict=True)])
 
-    async def _send_all(self, records: list[OutgoingRecord]) -> list[AdapterError | None]:
+    def _writes_natively(self) -> bool:
+        """Whether batches are the native core's BatchWriter, filled a partition at a time without a Python step
+        per record: where the core is built and the sink adds no default headers and compresses nothing
+        (aiokafka's builder does those)."""
+        options = self.options
+        return xgate_core is not None and not options.default_headers and options.compression_type is None
+
+    async def _send_all(self, records: list[Any],
+                        added: list[list[tuple[str, str]] | None] | None = None) -> list[AdapterError | None]:
         """Produce all, then wait once per partition batch; each record's failure, or None, in order.
 
         Each record joins the open batch of the partition the producer's own partitioner would choose, which
         concurrent calls share (outbox.py): one future per batch, not per record, and as few batches as the
         producer can take. A partition's records keep their call order. A record the producer would refuse for
         its size goes through `_send_one` alone, so that it fails by itself.
+
+        `records` are OutgoingRecords, or, where the sink `_writes_natively`, ConsumerRecords too (with their
+        `added` headers), which the native core reads as they are.
         """
         options = self.options
         if self._transaction is not None:
-            await self._send_in_transaction(records)
+            await self._send_in_transaction([self._outgoing(records, added, index) for index in range(len(records))])
             return [None] * len(records)
         try:
             producer = self._producer or await self._connect()
@@ -157,7 +178,37 @@ class KafkaSink:
             return [adapter_error(exc, f"produce to topic {options.topic!r}")] * len(records)
         outbox = self._outbox
         if outbox is None or outbox.producer is not producer:
-            outbox = self._outbox = Outbox(producer, options.topic)
+            writer = functools.partial(xgate_core.BatchWriter, options.max_batch_size) if self._writes_natively() else None
+            outbox = self._outbox = Outbox(producer, options.topic, writer)
+        if self._writes_natively():
+            joined, alone = self._join_natively(outbox, records, added, partitions)
+        else:
+            joined, alone = self._join(outbox, records, partitions)
+        failures: list[AdapterError | None] = [None] * len(records)
+        for index in alone:  # too large for a batch: refused (or sent) on its own
+            try:
+                await self._send_one(self._outgoing(records, added, index))
+            except AdapterError as exc:
+                failures[index] = exc
+        if joined:
+            # asyncio.wait, not gather: a caller cancelled while it waits must not cancel a batch other callers'
+            # records share (wait leaves the futures alone), and it costs one waiter for all of them
+            await asyncio.wait([batch.delivered for batch, _ in joined])
+        for batch, indexes in joined:
+            outcome = batch.delivered.exception()
+            if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
+                raise outcome  # cancelled: shutdown, not a failed delivery
+            if isinstance(outcome, Exception):
+                failed = self._unconfirmed(producer, outcome)
+                for index in indexes:
+                    failures[index] = failed
+        return failures
+
+    def _join(self, outbox: Outbox, records: list[OutgoingRecord],
+              partitions: list[int]) -> tuple[list[tuple[Batch, list[int]]], list[int]]:
+        """Each record into its partition's open batch, one by one: the batches joined (each with the indexes
+        of the records in it) and the indexes of the records too large for any."""
+        options = self.options
         partition_of = _partitioner(options, partitions)
         joined: dict[int, tuple[Batch, list[int]]] = {}  # by id(batch): the batch, this call's records in it
         alone: list[int] = []
@@ -172,26 +223,29 @@ class KafkaSink:
                 joined[id(batch)] = (batch, [index])
             else:
                 entry[1].append(index)
-        failures: list[AdapterError | None] = [None] * len(records)
-        for index in alone:  # too large for a batch: refused (or sent) on its own
-            try:
-                await self._send_one(records[index])
-            except AdapterError as exc:
-                failures[index] = exc
-        waits = list(joined.values())
-        if waits:
-            # asyncio.wait, not gather: a caller cancelled while it waits must not cancel a batch other callers'
-            # records share (wait leaves the futures alone), and it costs one waiter for all of them
-            await asyncio.wait([batch.delivered for batch, _ in waits])
-        for batch, indexes in waits:
-            outcome = batch.delivered.exception()
-            if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
-                raise outcome  # cancelled: shutdown, not a failed delivery
-            if isinstance(outcome, Exception):
-                failed = self._unconfirmed(producer, outcome)
-                for index in indexes:
-                    failures[index] = failed
-        return failures
+        return list(joined.values()), alone
+
+    def _join_natively(self, outbox: Outbox, records: list[Any], added: list[Any] | None,
+                       partitions: list[int]) -> tuple[list[tuple[Batch, list[int]]], list[int]]:
+        """`_join` in native calls: the partitioner and size check over all records at once (`partition_records`),
+        then each partition's records into its batches (`Outbox.extend`, one call a batch)."""
+        options = self.options
+        keyless = random.choice(partitions)  # as _partitioner: one partition a call for keyless records
+        groups, alone = xgate_core.partition_records(records, partitions, keyless, options.partition,
+                                                     options.max_request_size, options.default_key, added)
+        joined: list[tuple[Batch, list[int]]] = []
+        for partition, indexes in groups:
+            joined += outbox.extend(partition, records, indexes, options.default_key, added)
+        return joined, alone
+
+    def _outgoing(self, records: list[Any], added: list[Any] | None, index: int) -> OutgoingRecord:
+        """Record `index` as an OutgoingRecord (a ConsumerRecord forwarded with its added headers, if any)."""
+        record = records[index]
+        if isinstance(record, OutgoingRecord):
+            return record
+        options = self.options
+        return forwarded_record(record, options.default_key, options.default_headers,
+                                (added[index] or ()) if added is not None else ())
 
     def _unconfirmed(self, producer: Any, exc: BaseException) -> AdapterError:
         """The AdapterError for a send `producer` did not confirm; unless the broker refused the record itself,

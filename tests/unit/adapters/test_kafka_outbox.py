@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from aiokafka.record.default_records import DefaultRecordBatch  # type: ignore[import-untyped]
 
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka.mapping import OutgoingRecord
@@ -48,12 +49,20 @@ class Producer:
         if self.handed:  # the one before must leave first
             await self.drain.wait()
             self.drain.clear()
-        self.handed.append((partition, builder.values))
+        self.handed.append((partition, values_of(builder)))
         if len(self.handed) - 1 in self.refuse:
             raise RuntimeError("refused")
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.delivery.append(future)
         return future
+
+
+def values_of(builder: Any) -> list[bytes]:
+    """The values in a batch: this file's Builder's, or those of the native core's BatchWriter, which a sink
+    uses where the core is built (read back as aiokafka reads a fetched batch)."""
+    if isinstance(builder, Builder):
+        return builder.values
+    return [entry.value for entry in DefaultRecordBatch(builder._build())]
 
 
 def record(value: bytes) -> OutgoingRecord:
