@@ -28,6 +28,7 @@ const LENGTH_AT: usize = 8;
 const CRC_AT: usize = 17;
 const ATTRIBUTES_AT: usize = 21;
 const TRANSACTIONAL: i16 = 0x10;
+const RESERVED_MOST: usize = 1 << 20;
 
 /// One record's parts, borrowed from its Python object while the GIL is held: an `OutgoingRecord` tuple
 /// (value, key, headers, timestamp) or any object with those attributes (aiokafka's ConsumerRecord).
@@ -208,7 +209,10 @@ impl BatchWriter {
     #[new]
     #[pyo3(signature = (batch_size, transactional = false))]
     fn new(batch_size: usize, transactional: bool) -> Self {
-        BatchWriter { batch_size, transactional, buffer: vec![0; HEADER_SIZE], body: Vec::new(), scratch: Vec::new(),
+        // room for a full batch from the start (bounded: a large batch_size grows as records come)
+        let mut buffer = Vec::with_capacity(batch_size.clamp(HEADER_SIZE, RESERVED_MOST));
+        buffer.resize(HEADER_SIZE, 0);
+        BatchWriter { batch_size, transactional, buffer, body: Vec::new(), scratch: Vec::new(),
                       first_timestamp: None,
                       max_timestamp: 0, count: 0, closed: false, producer: (-1, -1, 0), built: None }
     }
