@@ -5,9 +5,9 @@ after a lost answer is written once, in order; a send the runtime retries is wit
 `send` calls share the producer's batches (linger_ms); concurrent `send_many` calls share one open batch per
 partition (outbox.py). Where the native core is built, those batches are its BatchWriter
 (native/src/batch_writer.rs: the bytes aiokafka's builder would write), filled a partition at a time with no
-Python step per record; a sink that adds default headers or compresses keeps aiokafka's builder. The connection is made on the first
-`send`, so a gateway starts while its broker is down; every failure to reach the broker is a
-retriable AdapterError and the next `send` tries again.
+Python step per record; a sink that adds default headers or compresses keeps aiokafka's builder. The
+connection is made on the first `send`, so a gateway starts while its broker is down; every failure to reach
+the broker is a retriable AdapterError and the next `send` tries again.
 
 A send the producer did not confirm, unless the broker refused the record itself, retires that producer and
 the next send starts a new one. An idempotent producer gives each batch of a partition the next sequence
@@ -178,8 +178,8 @@ class KafkaSink:
             return [adapter_error(exc, f"produce to topic {options.topic!r}")] * len(records)
         outbox = self._outbox
         if outbox is None or outbox.producer is not producer:
-            writer = functools.partial(xgate_core.BatchWriter, options.max_batch_size) if self._writes_natively() else None
-            outbox = self._outbox = Outbox(producer, options.topic, writer)
+            native = functools.partial(xgate_core.BatchWriter, options.max_batch_size)
+            outbox = self._outbox = Outbox(producer, options.topic, native if self._writes_natively() else None)
         if self._writes_natively():
             joined, alone = self._join_natively(outbox, records, added, partitions)
         else:

@@ -164,3 +164,27 @@ def test_a_caller_cancelled_while_it_waits_leaves_the_batch_it_shares_to_the_oth
         await settle(producer)
         assert await kept == [None] and await held == [None]
     asyncio.run(scenario())
+
+
+def test_extend_fills_native_batches_in_order_and_starts_new_ones_when_full() -> None:
+    """Outbox.extend with the native core's BatchWriter: a partition's records split over batches that fill
+    up, in call order; records that arrive while the batches before them are handed over leave together."""
+    xgate_core = pytest.importorskip("xgate_core")
+
+    async def scenario() -> None:
+        producer = Producer()
+        outbox = Outbox(producer, "out", lambda: xgate_core.BatchWriter(300))  # room for about two records
+        records = [record(b"v%02d" % i + b"." * 100) for i in range(5)]
+        first = outbox.extend(0, records, [0, 1, 2], None, None)
+        await asyncio.sleep(0)  # the flusher hands the first batch over; the second waits for it to leave
+        later = outbox.extend(0, records, [3, 4], None, None)
+        assert [indexes for _, indexes in first] == [[0, 1], [2]] and first[0][0] is not first[1][0]
+        assert [indexes for _, indexes in later] == [[3, 4]] and later[0][0] not in (first[0][0], first[1][0])
+        for _ in range(4):
+            producer.drain.set()
+            await asyncio.sleep(0)
+        assert [[value[:3] for value in values] for _, values in producer.handed] == [
+            [b"v00", b"v01"], [b"v02"], [b"v03", b"v04"]]
+        await settle(producer)
+        assert all(batch.delivered.result() is None for batch, _ in first + later)
+    asyncio.run(scenario())
