@@ -20,13 +20,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::murmur::murmur2;
-use crate::record_batch::crc32c;
+use crate::record_batch::{crc32c, ATTRIBUTES_AT, CRC_AT, LENGTH_AT, RECORDS_AT as HEADER_SIZE};
 
-const HEADER_SIZE: usize = 61;
 const MAX_RECORD_OVERHEAD: usize = 21;
-const LENGTH_AT: usize = 8;
-const CRC_AT: usize = 17;
-const ATTRIBUTES_AT: usize = 21;
 const TRANSACTIONAL: i16 = 0x10;
 const RESERVED_MOST: usize = 1 << 20;
 

@@ -8,15 +8,15 @@
 
 use crate::event::Record;
 
-/// Where a v2 batch's fields lie (Kafka's DefaultRecordBatch).
-const LENGTH_AT: usize = 8; // batchLength: the bytes after it
+/// Where a v2 batch's fields lie (Kafka's DefaultRecordBatch); batch_writer.rs writes the same layout.
+pub(crate) const LENGTH_AT: usize = 8; // batchLength: the bytes after it
 const MAGIC_AT: usize = 16;
-const CRC_AT: usize = 17; // the CRC-32C of everything from the attributes on
-const ATTRIBUTES_AT: usize = 21;
+pub(crate) const CRC_AT: usize = 17; // the CRC-32C of everything from the attributes on
+pub(crate) const ATTRIBUTES_AT: usize = 21;
 const FIRST_TIMESTAMP_AT: usize = 27;
 const MAX_TIMESTAMP_AT: usize = 35;
 const COUNT_AT: usize = 57;
-const RECORDS_AT: usize = 61;
+pub(crate) const RECORDS_AT: usize = 61;
 const COMPRESSION: i16 = 0x07;
 const LOG_APPEND_TIME: i16 = 0x08;
 const CONTROL: i16 = 0x20;
