@@ -104,7 +104,8 @@ fn varint_size(value: i64) -> usize {
     size
 }
 
-fn put_varint(out: &mut Vec<u8>, value: i64) {
+/// A zigzag varint (varlong) as Kafka writes them (record_batch.rs reads them).
+pub(crate) fn put_varint(out: &mut Vec<u8>, value: i64) {
     let mut zigzag = ((value << 1) ^ (value >> 63)) as u64;
     while zigzag >= 0x80 {
         out.push((zigzag as u8) | 0x80);
@@ -113,7 +114,8 @@ fn put_varint(out: &mut Vec<u8>, value: i64) {
     out.push(zigzag as u8);
 }
 
-fn put_field(out: &mut Vec<u8>, part: Option<&[u8]>) {
+/// A length-prefixed part, -1 for null.
+pub(crate) fn put_field(out: &mut Vec<u8>, part: Option<&[u8]>) {
     match part {
         Some(part) => {
             put_varint(out, part.len() as i64);

@@ -142,41 +142,23 @@ pub fn crc32c(data: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn zigzag(value: i64, out: &mut Vec<u8>) {
-        let mut v = ((value << 1) ^ (value >> 63)) as u64;
-        while v >= 0x80 {
-            out.push((v as u8 & 0x7f) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    fn field(part: Option<&[u8]>, out: &mut Vec<u8>) {
-        match part {
-            None => zigzag(-1, out),
-            Some(bytes) => {
-                zigzag(bytes.len() as i64, out);
-                out.extend_from_slice(bytes);
-            }
-        }
-    }
+    use crate::batch_writer::{put_field, put_varint};
 
     /// A batch as a producer writes one: (key, value, headers) per record, timestamps 1000 + index.
     fn batch(records: &[(Option<&[u8]>, Option<&[u8]>, Vec<(&str, Option<&[u8]>)>)], attributes: i16) -> Vec<u8> {
         let mut body = Vec::new();
         for (index, (key, value, headers)) in records.iter().enumerate() {
             let mut record = vec![0u8];
-            zigzag(index as i64, &mut record); // timestamp delta
-            zigzag(index as i64, &mut record); // offset delta
-            field(*key, &mut record);
-            field(*value, &mut record);
-            zigzag(headers.len() as i64, &mut record);
+            put_varint(&mut record, index as i64); // timestamp delta
+            put_varint(&mut record, index as i64); // offset delta
+            put_field(&mut record, *key);
+            put_field(&mut record, *value);
+            put_varint(&mut record, headers.len() as i64);
             for (name, value) in headers {
-                field(Some(name.as_bytes()), &mut record);
-                field(*value, &mut record);
+                put_field(&mut record, Some(name.as_bytes()));
+                put_field(&mut record, *value);
             }
-            zigzag(record.len() as i64, &mut body);
+            put_varint(&mut body, record.len() as i64);
             body.extend(record);
         }
         let mut after_crc = Vec::new();
