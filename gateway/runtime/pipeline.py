@@ -150,7 +150,10 @@ class Pipeline:
             for endpoint_id, config in destinations.items():
                 self.sinks[endpoint_id] = await stack.enter_async_context(self._create_sink(config))
             self.metrics.up["sink"].set(0 if self.health.down() else 1)
-            source = await stack.enter_async_context(self._create_source(self.route.source))
+            created = self._create_source(self.route.source)
+            # decided before the source connects: a lane's source hands out its plain batches whole
+            lane = RecordLane.of(self, created)
+            source = await stack.enter_async_context(created)
             self._source = source
             self.connected = self.connected_once = True
             self.metrics.up["source"].set(1)
@@ -159,12 +162,13 @@ class Pipeline:
             window = self._window = _Window(self.route.inflight)
             if self._stopping.is_set():
                 window.close()
-            lane = RecordLane.of(self, source)
             items: Any
             handle: Callable[[Any, list[Any]], Any]
+            weigh: Callable[[Any], int] | None = None  # the messages an item stands for, when not one
             if lane is not None:  # Kafka to Kafka: records judged and forwarded as they came
                 items, take_ready, handle = source.handles(), source.take_ready_handles, lane.handle
                 release = lane.release
+                weigh = source.weight if getattr(source, "in_place", False) else None
             else:
                 items, take_ready, handle = source, getattr(source, "take_ready", None), self.handle
                 release = source.nack
@@ -174,15 +178,21 @@ class Pipeline:
                         await release(item)  # stopping: released, the broker delivers it again
                         break
                     batch = [item]
-                    if take_ready is not None and window.free:
-                        more = take_ready(min(window.free, BATCH_MAX - 1))
-                        window.free -= len(more)
+                    size = 1
+                    if weigh is not None:  # the window counts messages: a batch read in place takes its records
+                        size = weigh(item)
+                        window.free -= size - 1
+                    if take_ready is not None and window.free > 0 and size < BATCH_MAX:
+                        more = take_ready(min(window.free, BATCH_MAX - size))
+                        taken = len(more) if weigh is None else sum(map(weigh, more))
+                        window.free -= taken
+                        size += taken
                         batch += more
                     # classify and hand to the sink in arrival order: sinks that batch keep that order
                     task = asyncio.create_task(handle(source, batch))
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
-                    task.add_done_callback(functools.partial(_release, window, len(batch)))
+                    task.add_done_callback(functools.partial(_release, window, size))
             finally:
                 await self._drain()
                 self._source = None
@@ -308,12 +318,14 @@ class Pipeline:
             stats.actions[action] += count
             metrics.routed[(target, action)].inc(count)
 
-    async def release(self, source: Any, envelopes: list[Envelope]) -> None:
-        """Nack what a cancelled batch had not settled; bounded, as the source may be unreachable too."""
+    async def release(self, source: Any, envelopes: list[Any], nack: Callable[[Any], Any] | None = None) -> None:
+        """Nack what a cancelled batch had not settled (Envelopes, or handles with the source's `nack` for them);
+        bounded, as the source may be unreachable too."""
+        nack = source.nack if nack is None else nack
         with contextlib.suppress(Exception, TimeoutError):
             async with asyncio.timeout(RELEASE_TIMEOUT):
                 for envelope in envelopes:
-                    await source.nack(envelope)
+                    await nack(envelope)
 
     def _judge_all(self, batch: list[Envelope]) -> list[Judged]:
         """Classify and decide every message of a batch; a message whose judging raised (a bug) is left

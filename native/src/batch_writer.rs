@@ -4,7 +4,7 @@
 //! `BatchWriter` is the record batch (magic 2, uncompressed) the Kafka sink hands to aiokafka's `send_batch`
 //! in place of aiokafka's own builder: it has the methods aiokafka's producer calls on one (`closed`, `close`,
 //! `record_count`, `size`, `_set_producer_state`, `_build`) and `append` as aiokafka's builder takes one record,
-//! plus `extend`, which appends many records of a list. `partition_records` picks each record's partition as
+//! plus `extend`, which appends many records of a list (or of a `Fetched`, fetched.rs, as they were read). `partition_records` picks each record's partition as
 //! the sink's partitioner does and sets apart the records the producer would refuse for their size.
 //!
 //! The layout and the size rules are Kafka's record batch v2 as aiokafka writes it: the first record always
@@ -14,11 +14,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
+use crate::fetched::{self, Fetched};
 use crate::murmur::murmur2;
 use crate::record_batch::{crc32c, ATTRIBUTES_AT, CRC_AT, LENGTH_AT, RECORDS_AT as HEADER_SIZE};
 
@@ -26,16 +27,39 @@ const MAX_RECORD_OVERHEAD: usize = 21;
 const TRANSACTIONAL: i16 = 0x10;
 const RESERVED_MOST: usize = 1 << 20;
 
-/// One record's parts, borrowed from its Python object while the GIL is held: an `OutgoingRecord` tuple
-/// (value, key, headers, timestamp) or any object with those attributes (aiokafka's ConsumerRecord).
-struct Parts<'py> {
-    key: Option<Bound<'py, PyBytes>>,
-    value: Option<Bound<'py, PyBytes>>,
-    headers: Option<Bound<'py, PyAny>>,
+/// A record's key or value: a Python bytes object, or bytes of fetched data read in place.
+enum Bytes<'a, 'py> {
+    Object(Bound<'py, PyBytes>),
+    Read(&'a [u8]),
+}
+
+impl Bytes<'_, '_> {
+    fn get(&self) -> &[u8] {
+        match self {
+            Bytes::Object(bytes) => bytes.as_bytes(),
+            Bytes::Read(bytes) => bytes,
+        }
+    }
+}
+
+/// A record's headers: a Python iterable of (name, value) pairs, or those of a fetched record.
+enum Headers<'a, 'py> {
+    None,
+    Object(Bound<'py, PyAny>),
+    Read(&'a Fetched, &'a fetched::Record),
+}
+
+/// One record's parts, borrowed from its Python object while the GIL is held (an `OutgoingRecord` tuple
+/// (value, key, headers, timestamp) or any object with those attributes, aiokafka's ConsumerRecord), or from
+/// a `Fetched` (fetched.rs).
+struct Parts<'a, 'py> {
+    key: Option<Bytes<'a, 'py>>,
+    value: Option<Bytes<'a, 'py>>,
+    headers: Headers<'a, 'py>,
     timestamp: Option<i64>,
 }
 
-impl<'py> Parts<'py> {
+impl<'a, 'py> Parts<'a, 'py> {
     fn of(item: &Bound<'py, PyAny>, default_key: Option<&Bound<'py, PyBytes>>) -> PyResult<Self> {
         let py = item.py();
         let (value, key, headers, timestamp) = match item.cast::<PyTuple>() {
@@ -45,11 +69,61 @@ impl<'py> Parts<'py> {
         };
         let key = optional_bytes(key, "key")?.or_else(|| default_key.cloned());
         Ok(Parts {
-            key,
-            value: optional_bytes(value, "value")?,
-            headers: if headers.is_none() { None } else { Some(headers) },
+            key: key.map(Bytes::Object),
+            value: optional_bytes(value, "value")?.map(Bytes::Object),
+            headers: if headers.is_none() { Headers::None } else { Headers::Object(headers) },
             timestamp: timestamp.extract::<Option<i64>>()?.filter(|stamp| *stamp >= 0),
         })
+    }
+
+    fn read(fetched: &'a Fetched, record: &'a fetched::Record, default_key: Option<&'a Bound<'py, PyBytes>>) -> Self {
+        Parts {
+            key: fetched.key(record).map(Bytes::Read).or_else(|| default_key.map(|key| Bytes::Read(key.as_bytes()))),
+            value: fetched.value(record).map(Bytes::Read),
+            headers: Headers::Read(fetched, record),
+            timestamp: Some(record.timestamp).filter(|stamp| *stamp >= 0),
+        }
+    }
+
+    fn key(&self) -> Option<&[u8]> {
+        self.key.as_ref().map(Bytes::get)
+    }
+
+    fn value(&self) -> Option<&[u8]> {
+        self.value.as_ref().map(Bytes::get)
+    }
+}
+
+/// Record `index` of `records`: a list of records (`Parts::of`) or a `Fetched`.
+fn parts_at<'a, 'py>(records: &'a Records<'a, 'py>, index: usize, default_key: Option<&'a Bound<'py, PyBytes>>)
+                     -> PyResult<Parts<'a, 'py>> {
+    match records {
+        Records::List(list) => Parts::of(&list.get_item(index)?, default_key),
+        Records::Read(fetched) => {
+            let record = fetched.records.get(index).ok_or_else(|| PyIndexError::new_err(index))?;
+            Ok(Parts::read(fetched, record, default_key))
+        }
+    }
+}
+
+enum Records<'a, 'py> {
+    List(&'a Bound<'py, PyList>),
+    Read(&'a Fetched),
+}
+
+impl<'a, 'py> Records<'a, 'py> {
+    fn of(records: &'a Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(fetched) = records.cast::<Fetched>() {
+            return Ok(Records::Read(fetched.get()));
+        }
+        Ok(Records::List(records.cast::<PyList>()?))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Records::List(list) => list.len(),
+            Records::Read(fetched) => fetched.records.len(),
+        }
     }
 }
 
@@ -65,9 +139,12 @@ fn optional_bytes<'py>(object: Bound<'py, PyAny>, what: &str) -> PyResult<Option
 }
 
 /// Each header as (name, value or None): the record's own, then the `added` text ones.
-fn for_each_header<'py>(headers: Option<&Bound<'py, PyAny>>, added: Option<&Bound<'py, PyAny>>,
+fn for_each_header<'py>(headers: &Headers<'_, 'py>, added: Option<&Bound<'py, PyAny>>,
                         mut each: impl FnMut(&str, Option<&[u8]>)) -> PyResult<()> {
-    if let Some(headers) = headers {
+    if let Headers::Read(fetched, record) = headers {
+        fetched.each_header(record).for_each(|(name, value)| each(name, value));
+    }
+    if let Headers::Object(headers) = headers {
         for pair in headers.try_iter()? {
             let pair = pair?;
             let pair = pair.cast::<PyTuple>()?;
@@ -130,11 +207,10 @@ fn field_size(part: Option<&[u8]>) -> usize {
 }
 
 /// aiokafka's `estimate_size_in_bytes` for a record: what the producer checks against max_request_size.
-fn estimate(parts: &Parts<'_>, added: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
-    let mut size = HEADER_SIZE + MAX_RECORD_OVERHEAD + field_size(parts.key.as_ref().map(|key| key.as_bytes()))
-        + field_size(parts.value.as_ref().map(|value| value.as_bytes()));
+fn estimate(parts: &Parts<'_, '_>, added: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    let mut size = HEADER_SIZE + MAX_RECORD_OVERHEAD + field_size(parts.key()) + field_size(parts.value());
     let mut count = 0usize;
-    for_each_header(parts.headers.as_ref(), added, |name, value| {
+    for_each_header(&parts.headers, added, |name, value| {
         count += 1;
         size += varint_size(name.len() as i64) + name.len() + field_size(value);
     })?;
@@ -163,7 +239,7 @@ pub struct BatchWriter {
 
 impl BatchWriter {
     /// Append one record unless the batch is closed, or full and not empty; whether it went in.
-    fn push(&mut self, parts: &Parts<'_>, added: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    fn push(&mut self, parts: &Parts<'_, '_>, added: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
         if self.closed {
             return Ok(false);
         }
@@ -174,13 +250,13 @@ impl BatchWriter {
         body.push(0); // attributes
         put_varint(body, timestamp - first);
         put_varint(body, i64::from(self.count)); // offset delta
-        put_field(body, parts.key.as_ref().map(|key| key.as_bytes()));
-        put_field(body, parts.value.as_ref().map(|value| value.as_bytes()));
+        put_field(body, parts.key());
+        put_field(body, parts.value());
         // the header count goes before the headers: they are written apart first
         let scratch = &mut self.scratch;
         scratch.clear();
         let mut headers = 0i64;
-        for_each_header(parts.headers.as_ref(), added, |name, value| {
+        for_each_header(&parts.headers, added, |name, value| {
             headers += 1;
             put_field(scratch, Some(name.as_bytes()));
             put_field(scratch, value);
@@ -220,9 +296,9 @@ impl BatchWriter {
     fn append<'py>(&mut self, timestamp: Option<i64>, key: Option<Bound<'py, PyAny>>, value: Option<Bound<'py, PyAny>>,
                    headers: Option<Bound<'py, PyAny>>) -> PyResult<Option<bool>> {
         let parts = Parts {
-            key: key.map(|key| optional_bytes(key, "key")).transpose()?.flatten(),
-            value: value.map(|value| optional_bytes(value, "value")).transpose()?.flatten(),
-            headers: headers.filter(|headers| !headers.is_none()),
+            key: key.map(|key| optional_bytes(key, "key")).transpose()?.flatten().map(Bytes::Object),
+            value: value.map(|value| optional_bytes(value, "value")).transpose()?.flatten().map(Bytes::Object),
+            headers: headers.filter(|headers| !headers.is_none()).map_or(Headers::None, Headers::Object),
             timestamp: timestamp.filter(|stamp| *stamp >= 0),
         };
         Ok(self.push(&parts, None)?.then_some(true))
@@ -230,12 +306,14 @@ impl BatchWriter {
 
     /// Append `records[i]` for i in `indexes[start:]`, in order, while they fit (each with its `added[i]` text
     /// headers when `added` is given, a key of None as `default_key`); the position in `indexes` after the
-    /// last one appended. Full before the end: the batch is closed, as `append` closes it.
+    /// last one appended. Full before the end: the batch is closed, as `append` closes it. `records` is a
+    /// list of records or a `Fetched`.
     #[pyo3(signature = (records, indexes, start, default_key = None, added = None))]
-    fn extend<'py>(&mut self, records: &Bound<'py, PyList>, indexes: Vec<usize>, start: usize,
+    fn extend<'py>(&mut self, records: &Bound<'py, PyAny>, indexes: Vec<usize>, start: usize,
                    default_key: Option<Bound<'py, PyBytes>>, added: Option<Bound<'py, PyList>>) -> PyResult<usize> {
+        let records = Records::of(records)?;
         for (position, &index) in indexes.iter().enumerate().skip(start) {
-            let parts = Parts::of(&records.get_item(index)?, default_key.as_ref())?;
+            let parts = parts_at(&records, index, default_key.as_ref())?;
             let extra = added.as_ref().map(|added| added.get_item(index)).transpose()?;
             if !self.push(&parts, extra.as_ref())? {
                 return Ok(position);
@@ -297,29 +375,30 @@ impl BatchWriter {
     }
 }
 
-/// The sink's partitioner over a list of records: `fixed` when given, else a keyed record's murmur2 partition
+/// The sink's partitioner over a list of records (or a `Fetched`): `fixed` when given, else a keyed record's murmur2 partition
 /// among `partitions` and a keyless one's `keyless`. Returns each partition's record indexes (partitions in
 /// the order first met, records in list order) and the indexes of records whose estimated size is over
 /// `max_size` (aiokafka's producer refuses those; the sink sends each alone to fail by itself).
 #[pyfunction]
 #[pyo3(signature = (records, partitions, keyless, fixed, max_size, default_key = None, added = None))]
-pub fn partition_records<'py>(records: &Bound<'py, PyList>, partitions: Vec<i64>, keyless: i64, fixed: Option<i64>,
+pub fn partition_records<'py>(records: &Bound<'py, PyAny>, partitions: Vec<i64>, keyless: i64, fixed: Option<i64>,
                               max_size: usize, default_key: Option<Bound<'py, PyBytes>>,
                               added: Option<Bound<'py, PyList>>) -> PyResult<(Vec<(i64, Vec<usize>)>, Vec<usize>)> {
     let mut groups: Vec<(i64, Vec<usize>)> = Vec::new();
     let mut alone = Vec::new();
-    for (index, item) in records.iter().enumerate() {
-        let parts = Parts::of(&item, default_key.as_ref())?;
+    let records = Records::of(records)?;
+    for index in 0..records.len() {
+        let parts = parts_at(&records, index, default_key.as_ref())?;
         let extra = added.as_ref().map(|added| added.get_item(index)).transpose()?;
         if estimate(&parts, extra.as_ref())? > max_size {
             alone.push(index);
             continue;
         }
-        let partition = match (fixed, &parts.key) {
+        let partition = match (fixed, parts.key()) {
             (Some(fixed), _) => fixed,
             (None, None) => keyless,
             (None, Some(key)) if !partitions.is_empty() => {
-                partitions[((murmur2(key.as_bytes()) & 0x7FFF_FFFF) as usize) % partitions.len()]
+                partitions[((murmur2(key) & 0x7FFF_FFFF) as usize) % partitions.len()]
             }
             (None, Some(_)) => keyless,
         };

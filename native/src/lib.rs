@@ -12,6 +12,7 @@ mod arrow;
 mod batch_writer;
 mod check;
 mod event;
+mod fetched;
 mod json;
 mod murmur;
 mod judge;
@@ -284,6 +285,33 @@ impl Core {
         Ok(Some((count, out)))
     }
 
+    /// Judge a route's fetched batches read in place (fetched.rs): `batches` as (topic, partition, data, start,
+    /// end), each span one plain batch. Returns the records as a `Fetched` and one result per record, as
+    /// `judge_kafka` gives it for the ConsumerRecord aiokafka would make of the record; None when a span does
+    /// not read (the caller decodes those batches with its Kafka client).
+    #[allow(clippy::type_complexity)]
+    fn judge_fetched<'py>(&self, py: Python<'py>, endpoint: usize,
+                          batches: Vec<(PyBackedStr, i64, PyBackedBytes, usize, usize)>)
+                          -> PyResult<Option<(fetched::Fetched, Bound<'py, PyList>)>> {
+        self.known(endpoint)?;
+        let judge = &self.judge;
+        let judged = py.detach(|| {
+            let mut outcomes = Vec::new();
+            let fetched = fetched::Fetched::read(batches, |topic, partition, parsed, headers| {
+                let mut record = Record::empty();
+                parsed.fill(topic, partition, headers, &mut record);
+                outcomes.push(judge.judge(endpoint, &record));
+            })?;
+            Some((fetched, outcomes))
+        });
+        let Some((fetched, outcomes)) = judged else { return Ok(None) };
+        let out = PyList::empty(py);
+        for outcome in outcomes {
+            out.append(self.result(py, outcome)?)?;
+        }
+        Ok(Some((fetched, out)))
+    }
+
     /// Judge `rows` Kafka records given as Arrow columns (arrow.rs): `endpoints` holds each row's endpoint
     /// position as a little-endian int32 (-1: the Python judge decides). Returns `(conformant, others)`: an
     /// int32 per row, the definition a conformant row conforms to or -1, and `[(row, result)]` for every other
@@ -436,6 +464,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(murmur2, m)?)?;
     m.add_class::<batch_writer::BatchWriter>()?;
     m.add_function(wrap_pyfunction!(batch_writer::partition_records, m)?)?;
+    m.add_class::<fetched::Fetched>()?;
+    m.add_function(wrap_pyfunction!(fetched::split_batches, m)?)?;
     m.add_class::<Checker>()?;
     m.add("PLAN_VERSION", plan::PLAN_VERSION)?;
     Ok(())

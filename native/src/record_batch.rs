@@ -1,5 +1,5 @@
-//! Kafka record batches read in place: the partition data of a produce request (`xgate proxy`) judged with no
-//! Python object made per record.
+//! Kafka record batches read in place: the partition data of a produce request (`xgate proxy`), or a fetch's
+//! (a Kafka to Kafka route's source, fetched.rs), judged with no Python object made per record.
 //!
 //! Only the plain case is read here: batches of magic 2, uncompressed, not control batches, each CRC-32C
 //! matching, every record and the batch ending where their lengths say. Anything else (an older magic, a
@@ -10,16 +10,17 @@ use crate::event::Record;
 
 /// Where a v2 batch's fields lie (Kafka's DefaultRecordBatch); batch_writer.rs writes the same layout.
 pub(crate) const LENGTH_AT: usize = 8; // batchLength: the bytes after it
-const MAGIC_AT: usize = 16;
+pub(crate) const MAGIC_AT: usize = 16;
 pub(crate) const CRC_AT: usize = 17; // the CRC-32C of everything from the attributes on
 pub(crate) const ATTRIBUTES_AT: usize = 21;
+pub(crate) const LAST_OFFSET_DELTA_AT: usize = 23;
 const FIRST_TIMESTAMP_AT: usize = 27;
 const MAX_TIMESTAMP_AT: usize = 35;
-const COUNT_AT: usize = 57;
+pub(crate) const COUNT_AT: usize = 57;
 pub(crate) const RECORDS_AT: usize = 61;
-const COMPRESSION: i16 = 0x07;
+pub(crate) const COMPRESSION: i16 = 0x07;
 const LOG_APPEND_TIME: i16 = 0x08;
-const CONTROL: i16 = 0x20;
+pub(crate) const CONTROL: i16 = 0x20;
 
 /// A header as a record holds it: its name, and its value or null.
 type Header<'a> = (&'a str, Option<&'a [u8]>);
@@ -29,6 +30,10 @@ pub struct Parsed<'a> {
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
     pub timestamp: i64,
+    /// the batch's timestamps are the broker's (LogAppendTime): Kafka's timestamp type 1, else 0
+    pub log_append: bool,
+    /// the batch's base offset plus the record's delta (a produce request's batches start at 0)
+    pub offset: i64,
     pub headers: std::ops::Range<usize>,
 }
 
@@ -59,6 +64,7 @@ fn read_batch<'a>(batch: &'a [u8], records: &mut Vec<Parsed<'a>>, headers: &mut 
     if crc32c(&batch[ATTRIBUTES_AT..]) != crc {
         return None;
     }
+    let base_offset = int64(batch, 0)?;
     let first_timestamp = int64(batch, FIRST_TIMESTAMP_AT)?;
     let max_timestamp = int64(batch, MAX_TIMESTAMP_AT)?;
     let count = usize::try_from(int32(batch, COUNT_AT)?).ok()?;
@@ -68,7 +74,7 @@ fn read_batch<'a>(batch: &'a [u8], records: &mut Vec<Parsed<'a>>, headers: &mut 
         let start = at;
         varint(batch, &mut at)?; // the record's attributes: unused
         let delta = varint(batch, &mut at)?;
-        varint(batch, &mut at)?; // offset delta
+        let offset = base_offset.checked_add(varint(batch, &mut at)?)?;
         let key = bytes(batch, &mut at)?;
         let value = bytes(batch, &mut at)?;
         let count = usize::try_from(varint(batch, &mut at)?).ok()?;
@@ -80,8 +86,9 @@ fn read_batch<'a>(batch: &'a [u8], records: &mut Vec<Parsed<'a>>, headers: &mut 
         if at - start != length {
             return None;
         }
-        let timestamp = if attributes & LOG_APPEND_TIME != 0 { max_timestamp } else { first_timestamp.checked_add(delta)? };
-        records.push(Parsed { key, value, timestamp, headers: first..headers.len() });
+        let log_append = attributes & LOG_APPEND_TIME != 0;
+        let timestamp = if log_append { max_timestamp } else { first_timestamp.checked_add(delta)? };
+        records.push(Parsed { key, value, timestamp, log_append, offset, headers: first..headers.len() });
     }
     (at == batch.len()).then_some(())
 }
@@ -99,11 +106,11 @@ impl<'a> Parsed<'a> {
     }
 }
 
-fn int32(data: &[u8], at: usize) -> Option<i32> {
+pub(crate) fn int32(data: &[u8], at: usize) -> Option<i32> {
     Some(i32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
 }
 
-fn int64(data: &[u8], at: usize) -> Option<i64> {
+pub(crate) fn int64(data: &[u8], at: usize) -> Option<i64> {
     Some(i64::from_be_bytes(data.get(at..at + 8)?.try_into().ok()?))
 }
 

@@ -39,7 +39,7 @@ from gateway.errors import AdapterError, MessageRefused, TransientAdapterError, 
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka import transaction as transactions
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error
-from protocol_adapters.kafka.mapping import OutgoingRecord, forwarded_record, outgoing_record
+from protocol_adapters.kafka.mapping import OutgoingRecord, forwarded, forwarded_record, outgoing_record
 from protocol_adapters.kafka.options import KafkaSinkOptions, sink_options
 from protocol_adapters.kafka.outbox import Batch, Outbox
 from protocol_adapters.kafka.partitioning import murmur2
@@ -146,6 +146,11 @@ class KafkaSink:
         return await self._send_all([forwarded_record(r, key, defaults, extra or ())
                                      for r, extra in zip(records, added, strict=True)])
 
+    def takes_fetched(self) -> bool:
+        """Whether `send_records` takes the native core's `Fetched` (records read in place, fetched.rs) as well as
+        a list: where its batches are the core's BatchWriter, outside a transaction."""
+        return self._writes_natively() and self._transaction is None
+
     def _writes_natively(self) -> bool:
         """Whether batches are the native core's BatchWriter, filled a partition at a time without a Python step
         per record: where the core is built and the sink adds no default headers and compresses nothing
@@ -163,7 +168,7 @@ class KafkaSink:
         its size goes through `_send_one` alone, so that it fails by itself.
 
         `records` are OutgoingRecords, or, where the sink `_writes_natively`, ConsumerRecords too (with their
-        `added` headers), which the native core reads as they are.
+        `added` headers), which the native core reads as they are, or a `Fetched` (`takes_fetched`).
         """
         options = self.options
         if self._transaction is not None:
@@ -239,13 +244,17 @@ class KafkaSink:
         return joined, alone
 
     def _outgoing(self, records: list[Any], added: list[Any] | None, index: int) -> OutgoingRecord:
-        """Record `index` as an OutgoingRecord (a ConsumerRecord forwarded with its added headers, if any)."""
+        """Record `index` as an OutgoingRecord (a ConsumerRecord, or one of a `Fetched`, forwarded with its added
+        headers, if any)."""
+        options = self.options
+        extra = (added[index] or ()) if added is not None else ()
+        if not isinstance(records, list):  # a Fetched: its fields
+            _, timestamp, _, key, value, headers = records.record(index)
+            return forwarded(key, value, headers, timestamp, options.default_key, options.default_headers, extra)
         record = records[index]
         if isinstance(record, OutgoingRecord):
             return record
-        options = self.options
-        return forwarded_record(record, options.default_key, options.default_headers,
-                                (added[index] or ()) if added is not None else ())
+        return forwarded_record(record, options.default_key, options.default_headers, extra)
 
     def _unconfirmed(self, producer: Any, exc: BaseException) -> AdapterError:
         """The AdapterError for a send `producer` did not confirm; unless the broker refused the record itself,

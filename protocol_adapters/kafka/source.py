@@ -15,6 +15,10 @@ forever. Its partition is found, the batch stepped over offset by offset to the 
 can read, and the skipped offsets count as delivered (committed once what came before is acknowledged),
 logged with their range and counted (`unreadable`, taken by the pipeline into
 `xgate_undeliverable_messages_total{cause="unreadable"}`): the route goes on (issue 35, item 3).
+
+A source that reads in place (`read_in_place`, a Kafka to Kafka route's: gateway/runtime/record_lane.py)
+hands out each plain batch of a fetch whole, as an InPlaceBatch (in_place.py), tracked by its last offset and
+counted as the messages it holds; `expand` turns one back into its records where it must be settled one by one.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ from gateway import backoff
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from protocol_adapters.base import Delivery
+from protocol_adapters.kafka import in_place
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error, is_retriable
+from protocol_adapters.kafka.in_place import InPlaceBatch
 from protocol_adapters.kafka.mapping import record_envelope
 from protocol_adapters.kafka.offsets import PartitionOffsets
 from protocol_adapters.kafka.options import KafkaSourceOptions
@@ -67,6 +73,16 @@ class KafkaSource:
         self._acks_since_commit = 0
         self._committer: asyncio.Task[None] | None = None
         self.unreadable = 0  # records skipped as unreadable, not yet taken (take_unreadable)
+        self.in_place = False  # plain batches handed out whole (read_in_place)
+
+    def read_in_place(self) -> bool:
+        """Hand out plain batches whole from the next connection on (module docstring), where the native core
+        is built and the source reads uncommitted records (a committed read leaves aborted ones to aiokafka);
+        whether it will."""
+        self.in_place = in_place.available() and self.consumer_settings().get("isolation_level") == "read_uncommitted"
+        if self.in_place:
+            in_place.install()
+        return self.in_place
 
     async def __aenter__(self) -> Self:
         options = self.options
@@ -87,6 +103,7 @@ class KafkaSource:
             fetch_max_wait_ms=options.fetch_max_wait_ms,
             fetch_min_bytes=options.fetch_min_bytes,
             retry_backoff_ms=100,
+            value_deserializer=in_place.read_in_place if self.in_place else None,
             **self.consumer_settings(),
             **kwargs,
         )
@@ -167,12 +184,47 @@ class KafkaSource:
         return [envelope(handle) for handle in self.take_ready_handles(limit)]
 
     def take_ready_handles(self, limit: int) -> list[tuple[Any, Any]]:
-        """`take_ready` as the records' handles (gateway/runtime/record_lane.py takes them so)."""
+        """`take_ready` as the records' handles (gateway/runtime/record_lane.py takes them so): up to `limit`
+        messages, a batch read in place counted as the messages it holds."""
         if self._stopping.is_set():
             return []
         ready = self._ready
         take = ready.popleft
-        return [take() for _ in range(min(limit, len(ready)))]
+        if not self.in_place:
+            return [take() for _ in range(min(limit, len(ready)))]
+        taken: list[tuple[Any, Any]] = []
+        while ready and limit > 0:
+            item = ready[0][1]
+            weight = item.count if item.__class__ is InPlaceBatch else 1
+            if weight > limit and taken:
+                break
+            taken.append(take())
+            limit -= weight
+        return taken
+
+    @staticmethod
+    def weight(handle: tuple[Any, Any]) -> int:
+        """The messages a handle stands for: a batch read in place its records, a record one."""
+        item = handle[1]
+        return item.count if item.__class__ is InPlaceBatch else 1
+
+    def expand(self, handles: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+        """`handles` with each batch read in place replaced by its records' handles, tracked from now on by their
+        own offsets (to be settled one by one); the same list when none is."""
+        if not any(handle[1].__class__ is InPlaceBatch for handle in handles):
+            return handles
+        out: list[tuple[Any, Any]] = []
+        for handle in handles:
+            tp, item = handle[0], handle[1]
+            if item.__class__ is not InPlaceBatch:
+                out.append(handle)
+                continue
+            records = in_place.records_of(tp, item)
+            part = self._parts.get(tp)
+            if part is not None and part.pending(item.offset):
+                part.expand(item.offset, [record.offset for record in records])
+            out += [(tp, record) for record in records]
+        return out
 
     async def ack(self, envelope: Envelope, delivery: Delivery | None = None) -> None:
         self._acknowledge(envelope)
@@ -214,7 +266,11 @@ class KafkaSource:
                 self._commit_now.set()
 
     async def nack(self, envelope: Envelope) -> None:
-        tp, record = envelope.ack
+        await self.nack_handle(envelope.ack)
+
+    async def nack_handle(self, handle: tuple[Any, ...]) -> None:
+        """`nack` by the record's (or batch's) handle."""
+        tp, record = handle[0], handle[1]
         part = self._parts.get(tp)
         # handed out again from memory, first: it stays uncommitted (and so blocks the commit point of its
         # partition) until acknowledged; if the partition is revoked first, its next owner reads it from the broker
@@ -229,7 +285,7 @@ class KafkaSource:
     async def _fetch(self, consumer: Any) -> None:
         """One poll: hand the records to the ready queue, or pause everything while too much is unacknowledged."""
         options = self.options
-        room = options.max_unacked - sum(len(part.open) for part in self._parts.values())
+        room = options.max_unacked - sum(part.messages for part in self._parts.values())
         if room <= 0:
             consumer.pause(*consumer.assignment())
             self._acked.clear()
@@ -272,7 +328,7 @@ class KafkaSource:
             except UNREADABLE:
                 continue
             break
-        first = found[tp][0].offset if found else offset  # nothing more yet: the log ends past the batch
+        first = _first(found[tp][0]) if found else offset  # nothing more yet: the log ends past the batch
         self._parts.setdefault(tp, PartitionOffsets()).skip_to(first)
         self.unreadable += first - start
         log.error("Kafka source %r: %s[%d] offsets %d-%d cannot be read (%s); skipped, counted and committed past",
@@ -284,10 +340,15 @@ class KafkaSource:
         ready = self._ready
         for tp, records in batches.items():
             part = self._parts.get(tp)
-            if part is None or (part.order and records[0].offset <= part.order[-1]):
+            if part is None or (part.order and _first(records[0]) <= part.order[-1]):
                 # new, or the position went back without a nack (offsets reset, e.g. a broker that lost its log)
                 part = self._parts[tp] = PartitionOffsets()
-            part.track_many([record.offset for record in records])
+            offsets = [record.offset for record in records]
+            if self.in_place:
+                part.track_many(offsets, {record.offset: record.count - 1 for record in records
+                                          if record.__class__ is InPlaceBatch and record.count > 1})
+            else:
+                part.track_many(offsets)
             ready.extend([(tp, record) for record in records])
 
     def take_unreadable(self) -> int:
@@ -367,6 +428,11 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]  # base class
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         self.source._assigned(assigned)
+
+
+def _first(record: Any) -> int:
+    """The first offset of a record or of a batch read in place."""
+    return record.first if record.__class__ is InPlaceBatch else record.offset
 
 
 def _drop_ready(ready: collections.deque[tuple[Any, Any]], dropped: Callable[[tuple[Any, Any]], bool]) -> None:

@@ -73,7 +73,10 @@ class Source:
         self.acked.append(envelope.ack[1].offset)
 
     async def nack(self, envelope: Envelope) -> None:
-        self.released.append(envelope.ack[1].offset)
+        await self.nack_handle(envelope.ack)
+
+    async def nack_handle(self, handle: Any) -> None:
+        self.released.append(handle[1].offset)
 
     async def stop(self) -> None:
         self.stopping.set()
