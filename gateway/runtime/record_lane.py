@@ -25,6 +25,7 @@ import functools
 import logging
 import time
 from collections import Counter as Tally
+from collections.abc import Callable
 from typing import Any
 
 from gateway.envelope import Envelope
@@ -257,22 +258,27 @@ class _InPlace:
     """Batches read in place (protocol_adapters/kafka/in_place.py) as the core read them (a `Fetched`), with its
     result for each record; a record's handle, and its ConsumerRecord, made only for the records that need one."""
 
-    __slots__ = ("fetched", "handles", "results", "tps")
+    __slots__ = ("consumer_record", "fetched", "handles", "results", "tps")
 
-    def __init__(self, handles: list[Handle], fetched: Any, results: list[Any]) -> None:
+    def __init__(self, handles: list[Handle], fetched: Any, results: list[Any],
+                 consumer_record: Callable[[Any, tuple[Any, ...]], Any]) -> None:
         self.handles, self.fetched, self.results = handles, fetched, results
+        self.consumer_record = consumer_record
         self.tps: list[Any] | None = None
 
     @classmethod
     def judged(cls, native: Any, position: int, handles: list[Handle]) -> _InPlace | None:
         """The handles' batches judged in one call; None unless every handle is a batch the core reads."""
         # imported here: this module loads where the Kafka client library is not installed
-        from protocol_adapters.kafka.in_place import InPlaceBatch
+        from protocol_adapters.kafka.in_place import InPlaceBatch, consumer_record
         if not all(handle[1].__class__ is InPlaceBatch for handle in handles):
             return None
         judged = native.judge_fetched(position, [(tp.topic, tp.partition, batch.data, batch.start, batch.end)
                                                  for tp, batch in handles])
-        return None if judged is None else cls(handles, *judged)
+        if judged is None:
+            return None
+        fetched, results = judged
+        return cls(handles, fetched, results, consumer_record)
 
     def __len__(self) -> int:
         return len(self.results)
@@ -284,8 +290,7 @@ class _InPlace:
             for tp, batch in self.handles:
                 tps += [tp] * batch.count
         tp = tps[index]
-        from protocol_adapters.kafka.in_place import consumer_record
-        return (tp, consumer_record(tp, self.fetched.record(index)))
+        return (tp, self.consumer_record(tp, self.fetched.record(index)))
 
     def records(self, indexes: list[int], sink: Any) -> Any:
         """The records at `indexes` for `sink`: as the core read them where it takes them so, else ConsumerRecords."""

@@ -20,6 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from aiokafka.consumer import fetcher  # type: ignore[import-untyped]  # untyped library
+# aiokafka's own class, whatever install() later puts in the fetcher's module
+from aiokafka.consumer.fetcher import PartitionRecords as _PartitionRecords  # type: ignore[import-untyped]
 from aiokafka.record.memory_records import MemoryRecords  # type: ignore[import-untyped]
 from aiokafka.structs import ConsumerRecord  # type: ignore[import-untyped]
 
@@ -28,12 +30,11 @@ try:  # built by `make install`; without it every batch is aiokafka's to read
 except ImportError:  # pragma: no cover - exercised where the extension is absent
     split_batches = None
 
-# aiokafka's own classes, whatever install() later puts in the fetcher's module
-_PartitionRecords = fetcher.PartitionRecords
-
 
 def available() -> bool:
-    return split_batches is not None
+    """Whether batches can be read in place here: the core built, and aiokafka's fetcher as install() expects it."""
+    return split_batches is not None and all(hasattr(fetcher, name) for name in (
+        "PartitionRecords", "MemoryRecords", "READ_UNCOMMITTED"))
 
 
 def read_in_place(value: bytes) -> Any:
@@ -81,6 +82,8 @@ class _KeptMemoryRecords(MemoryRecords):  # type: ignore[misc]  # aiokafka's com
 class _InPlacePartitionRecords(_PartitionRecords):  # type: ignore[misc]
     """aiokafka's PartitionRecords; a consumer marked `read_in_place` gets its plain batches whole."""
 
+    next_fetch_offset: int  # aiokafka's: where the consumer's position moves once what was handed out is taken
+
     def _unpack_records(self) -> Any:
         if self._value_deserializer is not read_in_place or not isinstance(self._records, _KeptMemoryRecords):
             return super()._unpack_records()
@@ -88,13 +91,14 @@ class _InPlacePartitionRecords(_PartitionRecords):  # type: ignore[misc]
 
     def _in_place(self, data: bytes) -> Any:
         for start, end, first, after, count in split_batches(data):
-            if count > 0 and first >= self.next_fetch_offset:
+            position: int = self.next_fetch_offset
+            if count > 0 and first >= position:
                 # the position moves past the batch before it is handed out, as aiokafka's moves past a record
                 self.next_fetch_offset = after
                 yield InPlaceBatch(data, start, end, first, after - 1, count)
                 continue
             reader = _PartitionRecords(self._tp, MemoryRecords(data[start:end]), self._aborted_transactions,
-                                       self.next_fetch_offset, self._key_deserializer, None, self._check_crcs,
+                                       position, self._key_deserializer, None, self._check_crcs,
                                        self._isolation_level)
             for record in reader:
                 self.next_fetch_offset = reader.next_fetch_offset

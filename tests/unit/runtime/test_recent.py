@@ -43,3 +43,22 @@ def test_records_become_envelopes_only_when_sampled() -> None:
     recent.add_records("k", envelope_of, handles)
     assert made == []
     assert [e.fields["n"] for e in recent.sample()["k"]] == [0, 1, 2] and len(made) == 3
+
+
+def test_batches_read_in_place_count_their_messages_and_become_envelopes_when_sampled() -> None:
+    made: list[Any] = []
+
+    def envelopes_of(handle: Any) -> list[Envelope]:
+        made.append(handle)
+        return [_envelope(handle[1] * 10 + n) for n in range(3)]
+
+    recent = RecentTraffic(messages=7)
+    recent.add_batches("k", envelopes_of, [("tp", 1), ("tp", 2)], 6, 100)
+    recent.add_records("k", lambda handle: _envelope(handle[1].offset), [("tp", SimpleNamespace(offset=5, value=b""))])
+    assert made == []
+    # 7 messages kept: the batch of two handles (6 messages) and the record; the last 7 of them sampled
+    assert [e.fields["n"] for e in recent.sample()["k"]] == [10, 11, 12, 20, 21, 22, 5] and len(made) == 2
+    recent.add_batches("k", envelopes_of, [("tp", 3)], 3, 100)  # 10 kept: without the oldest batch 4, too few
+    assert [e.fields["n"] for e in recent.sample()["k"]] == [20, 21, 22, 5, 30, 31, 32]
+    recent.add_batches("k", envelopes_of, [("tp", 4)], 3, 100)  # 13: the oldest batch (6) goes
+    assert [e.fields["n"] for e in recent.sample()["k"]] == [5, 30, 31, 32, 40, 41, 42]
