@@ -3,8 +3,9 @@
 Bounded twice per endpoint: about `RECENT_MESSAGES` messages and `RECENT_BYTES` of payload, the oldest batches
 going first (whole batches: the bounds hold within one batch). A Kafka to Kafka route hands its records as they
 came (record_lane.py), or the batches it read in place, with the function that makes Envelopes of one, so
-nothing is built for a message unless a dry run asks; other routes hand the Envelopes they made anyway. Keeping a batch is one append and a
-sum of its payload sizes, so the hot path pays a few tens of nanoseconds a message.
+nothing is built for a message unless a dry run asks; other routes hand the Envelopes they made anyway.
+Keeping a batch is one append and a sum of its payload sizes, so the hot path pays a few tens of nanoseconds
+a message.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 A batch arrives as the consumer's records (their (TopicPartition, record) handles) and goes to the native
 core in one call as it came; where the source reads in place (protocol_adapters/kafka/in_place.py), as the
-bytes of the record batches the broker sent, which the core reads and the sink's batch writer copies from,
-no Python object made for a record that conforms (a ConsumerRecord is made for the others only). Conformant records go to their destination's producer batches unchanged (value,
-key, headers, timestamp; KafkaSink `send_records`): no Envelope, Verdict, re-mapping or `xgate-*` header is
-made for them, and they are counted once per batch by definition. Only the rest (nonconformant, unmatched,
+bytes of the record batches the broker sent, which the core reads and the sink's batch writer copies from:
+no Python object is made for a record that conforms, a ConsumerRecord for the others only. Conformant
+records go to their destination's producer batches unchanged (value, key, headers, timestamp; KafkaSink
+`send_records`): no Envelope, Verdict, re-mapping or `xgate-*` header is made for them, and they are
+counted once per batch by definition. Only the rest (nonconformant, unmatched,
 and what the core leaves to the Python judge) become Envelopes and take the general path's deciding,
 dead-letter headers and delivery; a Kafka destination still takes them as records with their headers
 added (Judged `record`), not re-mapped from the Envelope. A batch that fully landed is acknowledged by its

@@ -4,8 +4,9 @@
 //! `BatchWriter` is the record batch (magic 2, uncompressed) the Kafka sink hands to aiokafka's `send_batch`
 //! in place of aiokafka's own builder: it has the methods aiokafka's producer calls on one (`closed`, `close`,
 //! `record_count`, `size`, `_set_producer_state`, `_build`) and `append` as aiokafka's builder takes one record,
-//! plus `extend`, which appends many records of a list (or of a `Fetched`, fetched.rs, as they were read). `partition_records` picks each record's partition as
-//! the sink's partitioner does and sets apart the records the producer would refuse for their size.
+//! plus `extend`, which appends many records of a list (or of a `Fetched`, fetched.rs, as they were read).
+//! `partition_records` picks each record's partition as the sink's partitioner does and sets apart the
+//! records the producer would refuse for their size.
 //!
 //! The layout and the size rules are Kafka's record batch v2 as aiokafka writes it: the first record always
 //! goes in, a later one only while the batch stays below its size; a record without a timestamp (or with a
@@ -375,10 +376,10 @@ impl BatchWriter {
     }
 }
 
-/// The sink's partitioner over a list of records (or a `Fetched`): `fixed` when given, else a keyed record's murmur2 partition
-/// among `partitions` and a keyless one's `keyless`. Returns each partition's record indexes (partitions in
-/// the order first met, records in list order) and the indexes of records whose estimated size is over
-/// `max_size` (aiokafka's producer refuses those; the sink sends each alone to fail by itself).
+/// The sink's partitioner over a list of records (or a `Fetched`): `fixed` when given, else a keyed record's
+/// murmur2 partition among `partitions` and a keyless one's `keyless`. Returns each partition's record indexes
+/// (partitions in the order first met, records in list order) and the indexes of records whose estimated size
+/// is over `max_size` (aiokafka's producer refuses those; the sink sends each alone to fail by itself).
 #[pyfunction]
 #[pyo3(signature = (records, partitions, keyless, fixed, max_size, default_key = None, added = None))]
 pub fn partition_records<'py>(records: &Bound<'py, PyAny>, partitions: Vec<i64>, keyless: i64, fixed: Option<i64>,

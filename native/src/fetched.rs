@@ -24,7 +24,8 @@ use crate::record_batch::{self, crc32c, int32, int64, ATTRIBUTES_AT, COMPRESSION
 /// Where a part lies in its batch's data.
 pub(crate) type Span = Range<usize>;
 
-/// One record: its parts as spans of its batch's data (a fetch's partition data, which its batches share), its headers `headers[range]` of the Fetched.
+/// One record: its parts as spans of its batch's data (a fetch's partition data, which its batches share), its
+/// headers `headers[range]` of the Fetched.
 #[derive(Clone)]
 pub(crate) struct Record {
     pub batch: usize,

@@ -194,8 +194,7 @@ class KafkaSource:
             return [take() for _ in range(min(limit, len(ready)))]
         taken: list[tuple[Any, Any]] = []
         while ready and limit > 0:
-            item = ready[0][1]
-            weight = item.count if item.__class__ is InPlaceBatch else 1
+            weight = self.weight(ready[0])
             if weight > limit and taken:
                 break
             taken.append(take())
