@@ -83,7 +83,8 @@ class NativeJudge:
         such data (compressed, not v2, corrupt) and the caller must decode it (lib.rs `judge_batches`)."""
         return self.core.judge_batches(position, topic, partition, data)  # type: ignore[no-any-return]
 
-    def judge_fetched(self, position: int, batches: list[tuple[str, int, bytes, int, int]]) -> tuple[Any, list[Any]] | None:
+    def judge_fetched(self, position: int,
+                      batches: list[tuple[str, int, bytes, int, int]]) -> tuple[Any, list[Any]] | None:
         """A Kafka source's fetched batches read in place, each `(topic, partition, data, start, end)`: the records
         as the core read them (a `Fetched`, native/src/fetched.rs) and the raw result of each; None when a batch
         does not read (the caller reads it with its Kafka client)."""
