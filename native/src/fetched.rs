@@ -165,3 +165,46 @@ pub fn split_batches(data: &[u8]) -> Vec<(usize, usize, i64, i64, i32)> {
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::split_batches;
+    use crate::record_batch::tests::batch;
+    use crate::record_batch::CONTROL;
+
+    fn at_offset(mut data: Vec<u8>, base: i64) -> Vec<u8> {
+        data[..8].copy_from_slice(&base.to_be_bytes()); // the base offset is not under the CRC
+        data
+    }
+
+    #[test]
+    fn plain_batches_with_their_next_offsets_and_counts_a_cut_one_left_out() {
+        let first = at_offset(batch(&[(None, Some(b"a"), vec![]), (None, Some(b"b"), vec![("h", None)])], 0), 40);
+        let gzip = at_offset(batch(&[(None, Some(b"c"), vec![])], 1), 42);
+        let control = at_offset(batch(&[(None, Some(b"d"), vec![])], CONTROL), 43);
+        let mut bad_crc = at_offset(batch(&[(None, Some(b"e"), vec![])], 0), 44);
+        *bad_crc.last_mut().unwrap() ^= 1;
+        let last = at_offset(batch(&[(Some(b"k"), None, vec![])], 0), 45);
+        let data = [first.clone(), gzip.clone(), control.clone(), bad_crc.clone(), last.clone(), last[..30].to_vec()]
+            .concat();
+        let mut at = 0;
+        let mut spans = Vec::new();
+        for part in [&first, &gzip, &control, &bad_crc, &last] {
+            spans.push((at, at + part.len()));
+            at += part.len();
+        }
+        let found = split_batches(&data);
+        assert_eq!(found.len(), 5, "the batch cut short at the end is not listed");
+        assert_eq!(found[0], (spans[0].0, spans[0].1, 40, 42, 2));
+        for (index, base) in [(1, 42), (2, 43), (3, 44)] {
+            assert_eq!(found[index], (spans[index].0, spans[index].1, base, -1, -1), "not plain: aiokafka's");
+        }
+        assert_eq!(found[4], (spans[4].0, spans[4].1, 45, 46, 1));
+    }
+
+    #[test]
+    fn nothing_listed_in_data_too_short_for_a_batch() {
+        assert!(split_batches(b"").is_empty());
+        assert!(split_batches(&[0u8; 11]).is_empty());
+    }
+}

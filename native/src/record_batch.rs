@@ -147,12 +147,13 @@ pub fn crc32c(data: &[u8]) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::batch_writer::{put_field, put_varint};
 
     /// A batch as a producer writes one: (key, value, headers) per record, timestamps 1000 + index.
-    fn batch(records: &[(Option<&[u8]>, Option<&[u8]>, Vec<(&str, Option<&[u8]>)>)], attributes: i16) -> Vec<u8> {
+    pub(crate) fn batch(records: &[(Option<&[u8]>, Option<&[u8]>, Vec<(&str, Option<&[u8]>)>)], attributes: i16)
+                        -> Vec<u8> {
         let mut body = Vec::new();
         for (index, (key, value, headers)) in records.iter().enumerate() {
             let mut record = vec![0u8];
