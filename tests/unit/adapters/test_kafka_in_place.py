@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,12 +17,10 @@ from aiokafka.record.memory_records import MemoryRecords  # type: ignore[import-
 from aiokafka.record.util import calc_crc32c  # type: ignore[import-untyped]
 from aiokafka.structs import TopicPartition  # type: ignore[import-untyped]
 
-from gateway.compiler import compile_registry
 from gateway.compiler.core import NativeJudge, native_available
-from gateway.loader import load_snapshot
 from protocol_adapters.kafka import in_place
 from protocol_adapters.kafka.offsets import PartitionOffsets
-from tests.unit.runtime.test_pipeline import REGISTRY
+from tests.unit.runtime.test_pipeline import reference_ruleset
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native core is not built (make install)")
 TP = TopicPartition("in", 3)
@@ -96,10 +93,7 @@ def in_place_items(data: bytes, fetch_offset: int = 0) -> tuple[list[Any], int]:
 
 @pytest.fixture(scope="module")
 def native(tmp_path_factory: pytest.TempPathFactory) -> NativeJudge:
-    folder = tmp_path_factory.mktemp("registry")
-    (folder / "registry.json").write_text(json.dumps(REGISTRY))
-    snapshot = load_snapshot([Path(folder)])
-    return NativeJudge(compile_registry(snapshot.registry))
+    return NativeJudge(reference_ruleset(tmp_path_factory.mktemp("registry")))
 
 
 def judged(native: NativeJudge, items: list[Any]) -> tuple[Any, list[Any]]:

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 from aiokafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 from aiokafka.record.legacy_records import LegacyRecordBatchBuilder  # type: ignore[import-untyped]
 from aiokafka.record.util import calc_crc32c  # type: ignore[import-untyped]
 
-from gateway.compiler import compile_registry
 from gateway.compiler.core import NativeJudge, native_available
-from gateway.loader import load_snapshot
 from gateway.proxy.judging import BatchVerdicts, _failed, decode, judge
-from tests.unit.runtime.test_pipeline import REGISTRY
+from tests.unit.runtime.test_pipeline import reference_ruleset
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native core is not built (make install)")
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -25,10 +22,7 @@ CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 @pytest.fixture(scope="module")
 def native(tmp_path_factory: pytest.TempPathFactory) -> NativeJudge:
-    folder = tmp_path_factory.mktemp("registry")
-    (folder / "registry.json").write_text(json.dumps(REGISTRY))
-    snapshot = load_snapshot([Path(folder)])
-    return NativeJudge(compile_registry(snapshot.registry))
+    return NativeJudge(reference_ruleset(tmp_path_factory.mktemp("registry")))
 
 
 Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gateway.compiler import compile_registry
+from gateway.compiler import Ruleset, compile_registry
 from gateway.compiler.core import NativeJudge
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
@@ -39,6 +39,13 @@ def message(kind: str, number: int) -> Envelope:
     body = {"v": number} if kind != "invalid" else {"v": "not a number"}
     return Envelope("KAFKA", {"topic": "in", "key": f"k{number}".encode(), "headers": headers},
                     json.dumps(body).encode())
+
+
+def reference_ruleset(folder: Path) -> Ruleset:
+    """REGISTRY written into `folder` and compiled: the route tests' and the native core tests' ruleset."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "registry.json").write_text(json.dumps(REGISTRY))
+    return compile_registry(load_snapshot([folder]).registry)
 
 
 @pytest.fixture

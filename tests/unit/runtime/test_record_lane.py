@@ -12,17 +12,15 @@ from typing import Any, Self
 
 import pytest
 
-from gateway.compiler import compile_registry
 from gateway.compiler.core import native_available
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError, adapter_failure
-from gateway.loader import load_snapshot
 from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
 from gateway.runtime.remap import outgoing
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka.mapping import forwarded_record, outgoing_record, record_envelope
-from tests.unit.runtime.test_pipeline import REGISTRY, run_until
+from tests.unit.runtime.test_pipeline import reference_ruleset, run_until
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native core is not built (make install)")
 
@@ -119,8 +117,7 @@ class Sink:
 
 
 def _engine(tmp_path: Path, records: list[Any], refuse: int = 0) -> tuple[Engine, Source, dict[str, Sink]]:
-    (tmp_path / "registry.json").write_text(json.dumps(REGISTRY))
-    ruleset = compile_registry(load_snapshot([tmp_path]).registry)
+    ruleset = reference_ruleset(tmp_path)
     source = Source(records)
     sinks = {"valid": Sink(refuse), "dlq": Sink(), "unknown": Sink()}
 

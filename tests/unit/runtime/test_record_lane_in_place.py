@@ -7,7 +7,6 @@ destination refused some records of a batch (which is then settled record by rec
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections import Counter
 from pathlib import Path
@@ -17,10 +16,8 @@ import pytest
 from aiokafka.consumer import fetcher  # type: ignore[import-untyped]
 from aiokafka.structs import TopicPartition  # type: ignore[import-untyped]
 
-from gateway.compiler import compile_registry
 from gateway.compiler.core import native_available
 from gateway.errors import AdapterError, adapter_failure
-from gateway.loader import load_snapshot
 from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
 from protocol_adapters.base import EndpointConfig
@@ -29,7 +26,7 @@ from protocol_adapters.kafka.mapping import OutgoingRecord, forwarded, forwarded
 from protocol_adapters.kafka.options import source_options
 from protocol_adapters.kafka.source import KafkaSource
 from tests.unit.adapters.test_kafka_in_place import batch, random_record
-from tests.unit.runtime.test_pipeline import REGISTRY, run_until
+from tests.unit.runtime.test_pipeline import reference_ruleset, run_until
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native core is not built (make install)")
 
@@ -124,9 +121,7 @@ class Sink:
 
 
 def engine_for(tmp_path: Path, source: Source, refuse: int) -> tuple[Engine, dict[str, Sink]]:
-    tmp_path.mkdir(exist_ok=True)
-    (tmp_path / "registry.json").write_text(json.dumps(REGISTRY))
-    ruleset = compile_registry(load_snapshot([tmp_path]).registry)
+    ruleset = reference_ruleset(tmp_path)
     sinks = {"valid": Sink(refuse), "dlq": Sink(), "unknown": Sink()}
 
     def config(name: str) -> EndpointConfig:
