@@ -104,7 +104,7 @@ class Pipeline:
         self.decisions = {kind: decide_kind(route, kind) for kind in Kind}
         # the kinds whose messages carry dead-letter headers, and the (destination, action) a message of each
         # kind counts under once it landed as decided
-        self._dead_lettered = {kind for kind, decision in self.decisions.items()
+        self.dead_lettered = {kind for kind, decision in self.decisions.items()
                                if decision.action is Action.DEAD_LETTER and decision.destination is not None}
         self._routed_as = {kind: (decision.destination.endpoint_id if decision.destination is not None else "",
                                   decision.action.value) for kind, decision in self.decisions.items()}
@@ -349,7 +349,7 @@ class Pipeline:
         classify = self.holder.ruleset.classify
         decisions = self.decisions
         clock = time.perf_counter
-        dead_lettered = self._dead_lettered
+        dead_lettered = self.dead_lettered
         # the console's latest nonconformant and unmatched messages (dead_letter_ring.py), when it is on
         kept = self.holder.dead_letters
         keeping: list[tuple[Envelope, Verdict]] | None = [] if kept is not None else None
@@ -388,9 +388,7 @@ class Pipeline:
         if keeping and kept is not None:
             kept.add_many(route.source.endpoint_id, keeping)
         self.count_verdicts(kinds, named)
-        for rule, count in rules.items():
-            stats.rules[rule.value] += count
-            metrics.rules[rule.value].inc(count)
+        self.count_rules({rule.value: count for rule, count in rules.items()})
         return judged
 
     def count_verdicts(self, kinds: Tally[Kind], named: Tally[tuple[str, str, Kind]]) -> None:
@@ -403,6 +401,13 @@ class Pipeline:
             child = metrics.definitions.get((group, message, kind.value))
             if child is not None:
                 child.inc(count)
+
+    def count_rules(self, rules: dict[str, int]) -> None:
+        """Violations by rule name into the route's stats and metrics."""
+        stats, metrics = self.stats, self.metrics
+        for rule, count in rules.items():
+            stats.rules[rule] += count
+            metrics.rules[rule].inc(count)
 
     def _judging_failed(self, envelope: Envelope, exc: Exception) -> Verdict | None:
         """None: release the message for another try; after JUDGE_ATTEMPTS, a `decode` verdict that says why."""

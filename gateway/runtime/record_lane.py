@@ -3,11 +3,15 @@
 A batch arrives as the consumer's records (their (TopicPartition, record) handles) and goes to the native
 core in one call as it came; where the source reads in place (protocol_adapters/kafka/in_place.py), as the
 bytes of the record batches the broker sent, which the core reads and the sink's batch writer copies from:
-no Python object is made for a record that conforms, a ConsumerRecord for the others only. Conformant
+no Python object is made for a record that conforms. Conformant
 records go to their destination's producer batches unchanged (value, key, headers, timestamp; KafkaSink
 `send_records`): no Envelope, Verdict, re-mapping or `xgate-*` header is made for them, and they are
-counted once per batch by definition. Only the rest (nonconformant, unmatched,
-and what the core leaves to the Python judge) become Envelopes and take the general path's deciding,
+counted once per batch by definition. Records read in place that the core found nonconformant or
+unmatched are decided and counted here too, their `xgate-*` headers written from the core's results
+(remap.reason_headers, as the general path writes them from a Verdict), and copied to their destination
+as read with those headers added, while the console keeps no dead letters and every destination takes
+records read in place. Only the rest (what the core leaves to the Python judge, and dead letters of
+batches not read in place or bound elsewhere) become Envelopes and take the general path's deciding,
 dead-letter headers and delivery; a Kafka destination still takes them as records with their headers
 added (Judged `record`), not re-mapped from the Envelope. A batch that fully landed is acknowledged by its
 handles in one call; anything else (a record the destination did not confirm, a judging error) is settled
@@ -33,10 +37,13 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.metrics.instruments import observe_repeated
 from gateway.runtime.judged import Judged, Landing
+from gateway.runtime.remap import reason_headers
 from gateway.runtime.router import Action, Kind
+from gateway.verdict import Outcome
 
 log = logging.getLogger("xgate.pipeline")
 Handle = tuple[Any, Any]  # (TopicPartition, ConsumerRecord)
+NONCONFORMANT = Outcome.NONCONFORMANT.value
 # the lane's `pipeline` is the Pipeline (pipeline.py) that built it, typed Any: that module imports this one
 Pipeline = Any
 
@@ -112,16 +119,19 @@ class RecordLane:
         metrics.inflight.inc(count)
         items: list[Judged] | None = None  # every message as the general path holds it, once settled that way
         try:
-            forwarded, others = self._split(source, batch, each)
-            failed = await self._forward_and_deliver(source, batch, forwarded, others)
+            shares, others = self._split(source, batch, each)
+            failed = await self._send_and_deliver(source, batch, shares, others)
             if not failed and all(item.delivered and item.verdict is not None for item in others):
                 await source.ack_handles(handles)
                 for item in others:
                     item.settled = True
-                pipeline.count_landed(others, Tally({Kind.CONFORMANT: len(forwarded)}) if forwarded else Tally())
+                as_decided: Tally[Kind] = Tally()
+                for share in shares:
+                    share.count(as_decided, batch.results)
+                pipeline.count_landed(others, as_decided)
                 acked = count
             else:  # the rare case: each message settled as the general path settles it
-                items = self._in_order(source, batch.each_record(source), batch.results, others, failed)
+                items = self._in_order(source, batch.each_record(source), batch.results, shares, others, failed)
                 acked = await pipeline.settle(source, items)
             observe_repeated(metrics.end_to_end, clock() - started, acked)
         except asyncio.CancelledError:
@@ -136,92 +146,155 @@ class RecordLane:
             stats.inflight -= count
             metrics.inflight.dec(count)
 
-    def _split(self, source: Any, batch: _Batch, each: float) -> tuple[list[tuple[int, int]], list[Judged]]:
-        """The conformant records (index in the batch, definition number), counted here; the rest decided and
-        counted by the pipeline."""
+    def _split(self, source: Any, batch: _Batch, each: float) -> tuple[list[_Share], list[Judged]]:
+        """What the lane sends itself, one share per destination: the conformant records (counted here) and,
+        where it can (`_dead_letters`), the dead letters (counted here too); the rest decided and counted by
+        the pipeline."""
         pipeline = self.pipeline
         native = pipeline.holder.native
-        verdict_of = native.verdict
-        forwarded: list[tuple[int, int]] = []
+        results = batch.results
+        forwarded: list[int] = []
         rest: list[int] = []
-        for index, result in enumerate(batch.results):
+        for index, result in enumerate(results):
             if result.__class__ is int:
-                forwarded.append((index, result))
+                forwarded.append(index)
             else:  # None: the Python judge decides it (pipeline.decide_all)
                 rest.append(index)
+        shares: list[_Share] = []
         if forwarded:
             ids = native.ids
             named: Tally[tuple[str, str, Kind]] = Tally()
-            for number, count in Tally(number for _, number in forwarded).items():
+            for number, count in Tally([results[index] for index in forwarded]).items():
                 group, message = ids[number]
                 named[(group, message, Kind.CONFORMANT)] = count
             pipeline.count_verdicts(Tally({Kind.CONFORMANT: len(forwarded)}), named)
             observe_repeated(pipeline.metrics.validation, each, len(forwarded))
+            shares.append(_Share(self.destination, self.sink, forwarded, None, {Kind.CONFORMANT: self.decision}))
         if not rest:
-            return forwarded, []
+            return shares, []
+        dead_letters = self._dead_letters(batch, rest, each)
+        if dead_letters is not None:
+            return shares + dead_letters, []
         handles = [batch.handle(index) for index in rest]
-        results = batch.results
+        verdict_of = native.verdict
         verdicts = [None if results[index] is None else verdict_of(results[index]) for index in rest]
         others = pipeline.decide_all([source.envelope(handle) for handle in handles], verdicts, [each] * len(rest))
         for item, handle in zip(others, handles, strict=True):
             item.record = handle[1]  # sent as it came by a Kafka sink (Pipeline._deliver_share)
-        return forwarded, others
+        return shares, others
 
-    async def _forward_and_deliver(self, source: Any, batch: _Batch, forwarded: list[tuple[int, int]],
-                                   others: list[Judged]) -> dict[int, Landing]:
-        """`_forward` the conformant records and deliver the rest, concurrently when there are both (a task
-        each); what `_forward` returns."""
-        if not others:
-            return await self._forward(source, batch, forwarded)
-        if not forwarded:
-            await self.pipeline.deliver_judged(others)
-            return {}
-        failed, _ = await asyncio.gather(self._forward(source, batch, forwarded),
-                                         self.pipeline.deliver_judged(others))
+    def _dead_letters(self, batch: _Batch, rest: list[int], each: float) -> list[_Share] | None:
+        """The records at `rest` (none of them conformant) decided, counted and given their `xgate-*` headers here
+        from the core's results, as Pipeline.decide_all would from Verdicts: one share per destination, sent as
+        read in place. None, for decide_all to take them all, unless the batch was read in place, the core
+        judged each of them, the console keeps no dead letters and each destination takes records read in place
+        (KafkaSink `takes_fetched`)."""
+        pipeline = self.pipeline
+        if not isinstance(batch, _InPlace) or pipeline.holder.dead_letters is not None:
+            return None
+        results = batch.results
+        decisions = pipeline.decisions
+        by_kind: dict[Kind, list[int]] = {}
+        for index in rest:
+            result = results[index]
+            if result is None:
+                return None
+            by_kind.setdefault(_kind(result), []).append(index)
+        sinks: dict[Kind, Any] = {}
+        for kind in by_kind:
+            destination = decisions[kind].destination
+            sink = pipeline.sinks.get(destination.endpoint_id) if destination is not None else None
+            if sink is None or getattr(sink, "takes_fetched", None) is None or not sink.takes_fetched():
+                return None
+            sinks[kind] = sink
+        native = pipeline.holder.native
+        ids = native.ids
+        endpoint = pipeline.route.source.endpoint_id
+        named: Tally[tuple[str, str, Kind]] = Tally()
+        rules: Tally[str] = Tally()
+        shares: dict[str, _Share] = {}
+        for kind, indexes in by_kind.items():
+            decision = decisions[kind]
+            headed = kind in pipeline.dead_lettered
+            headers: list[list[tuple[str, str]] | None] = []
+            for index, (tp, offset) in zip(indexes, batch.where(indexes), strict=True):
+                number, _ = result = results[index]
+                group, message = ids[number] if number is not None else (None, None)
+                named[(group or "", message or "", kind)] += 1
+                violations = native.violation_dicts(result)
+                rules.update([violation["rule"] for violation in violations])
+                headers.append(reason_headers(NONCONFORMANT, group, message, violations, endpoint, tp.topic,
+                                              {"topic": tp.topic, "partition": tp.partition, "offset": offset})
+                               if headed else None)
+            destination = decision.destination
+            share = shares.get(destination.endpoint_id)
+            if share is None:
+                shares[destination.endpoint_id] = _Share(destination, sinks[kind], indexes, headers, {kind: decision})
+            else:  # nonconformant and unmatched to one destination: one share, in batch order
+                share.join(indexes, headers, kind, decision)
+        pipeline.count_verdicts(Tally({kind: len(indexes) for kind, indexes in by_kind.items()}), named)
+        pipeline.count_rules(rules)
+        observe_repeated(pipeline.metrics.validation, each, len(rest))
+        return list(shares.values())
+
+    async def _send_and_deliver(self, source: Any, batch: _Batch, shares: list[_Share],
+                                others: list[Judged]) -> dict[int, Landing]:
+        """`_send` each share and deliver the rest, concurrently when there is more than one (a task each); the
+        records `_send` did not land at once, by index in the batch, with where they landed."""
+        if not others and len(shares) == 1:
+            return await self._send(source, batch, shares[0])
+        sent = [self._send(source, batch, share) for share in shares]
+        outcomes = await asyncio.gather(*sent, *([self.pipeline.deliver_judged(others)] if others else []))
+        failed: dict[int, Landing] = {}
+        for outcome in outcomes[:len(sent)]:
+            failed.update(outcome)
         return failed
 
-    async def _forward(self, source: Any, batch: _Batch, forwarded: list[tuple[int, int]]) -> dict[int, Landing]:
-        """The conformant records to their destination in one call; any it did not confirm go through the
-        pipeline's delivery (retries, fallback) alone. Returns those, by position in `forwarded`, with where
-        they landed."""
-        if not forwarded:
-            return {}
-        pipeline, destination = self.pipeline, self.destination
+    async def _send(self, source: Any, batch: _Batch, share: _Share) -> dict[int, Landing]:
+        """A share's records to its destination in one call, as read, with their added headers; any it did not
+        confirm go through the pipeline's delivery (retries, fallback) alone. Returns those, by index in the
+        batch, with where they landed."""
+        pipeline, destination, indexes = self.pipeline, share.destination, share.indexes
         try:
-            failures: list[AdapterError | None] = await self.sink.send_records(
-                batch.records([index for index, _ in forwarded], self.sink))
+            failures: list[AdapterError | None] = await share.sink.send_records(
+                batch.records(indexes, share.sink), share.headers)
         except AdapterError as exc:
-            failures = [exc] * len(forwarded)
-        failed = [index for index, failure in enumerate(failures) if failure is not None]
+            failures = [exc] * len(indexes)
+        failed = [position for position, failure in enumerate(failures) if failure is not None]
         if not failed:
             return {}
-        for index in failed:
-            failure = failures[index]
+        for position in failed:
+            failure = failures[position]
             assert failure is not None
             pipeline.metrics.failures[(destination.endpoint_id, failure.retriable)].inc()
-        if len(failed) < len(forwarded):
+        if len(failed) < len(indexes):
             pipeline.health.succeeded(destination.endpoint_id)
-        conformant = pipeline.holder.native.conformant
+        verdict_of, results, headers = pipeline.holder.native.verdict, batch.results, share.headers
         landings = await asyncio.gather(*(
-            pipeline.deliver(destination, source.envelope(batch.handle(forwarded[index][0])), None,
-                             conformant[forwarded[index][1]]) for index in failed))
-        return dict(zip(failed, landings))
+            pipeline.deliver(destination, source.envelope(batch.handle(indexes[position])),
+                             headers[position] if headers is not None else None, verdict_of(results[indexes[position]]))
+            for position in failed))
+        return {indexes[position]: landing for position, landing in zip(failed, landings, strict=True)}
 
-    def _in_order(self, source: Any, handles: list[Handle], results: list[Any], others: list[Judged],
-                  failed: dict[int, Landing]) -> list[Judged]:
+    def _in_order(self, source: Any, handles: list[Handle], results: list[Any], shares: list[_Share],
+                  others: list[Judged], failed: dict[int, Landing]) -> list[Judged]:
         """Every message of the batch as the general path holds it, in arrival order (`handles` one a record)."""
-        conformant = self.pipeline.holder.native.conformant
+        verdict_of = self.pipeline.holder.native.verdict
+        sent: dict[int, tuple[Any, list[tuple[str, str]] | None]] = {}  # by index: decision, added headers
+        for share in shares:
+            for position, index in enumerate(share.indexes):
+                sent[index] = (share.decision_of(results[index]),
+                               share.headers[position] if share.headers is not None else None)
         rest = iter(others)
         items: list[Judged] = []
-        forwarded = 0
-        for handle, result in zip(handles, results, strict=True):
-            if result.__class__ is not int:
+        for index, (handle, result) in enumerate(zip(handles, results, strict=True)):
+            if index not in sent:
                 items.append(next(rest))
                 continue
-            landing = failed.get(forwarded, Landing.SENT)
-            items.append(Judged(source.envelope(handle), conformant[result], self.decision,
+            decision, headers = sent[index]
+            landing = failed.get(index, Landing.SENT)
+            items.append(Judged(source.envelope(handle), verdict_of(result), decision, headers,
                                 delivered=landing is not Landing.KEPT, landing=landing))
-            forwarded += 1
         return items
 
     async def _release_unsettled(self, source: Any, handles: list[Handle], items: list[Judged] | None) -> None:
@@ -231,6 +304,46 @@ class RecordLane:
             await self.pipeline.release(source, handles, source.nack_handle)
         else:
             await self.pipeline.release(source, [item.envelope for item in items if not item.settled])
+
+
+def _kind(result: Any) -> Kind:
+    """A raw result's kind, as router.kind_of gives a Verdict's: a nonconformant result names its closest
+    definition, an unmatched one none."""
+    if result.__class__ is int:
+        return Kind.CONFORMANT
+    return Kind.NONCONFORMANT if result[0] is not None else Kind.UNMATCHED
+
+
+class _Share:
+    """Records of a batch the lane sends itself to one destination: their indexes in the batch, in batch order,
+    each one's added headers (`headers` None: none added to any), and the decision for each kind among them."""
+
+    __slots__ = ("decisions", "destination", "headers", "indexes", "sink")
+
+    def __init__(self, destination: Any, sink: Any, indexes: list[int],
+                 headers: list[list[tuple[str, str]] | None] | None, decisions: dict[Kind, Any]) -> None:
+        self.destination, self.sink, self.indexes, self.headers = destination, sink, indexes, headers
+        self.decisions = decisions
+
+    def join(self, indexes: list[int], headers: list[list[tuple[str, str]] | None], kind: Kind,
+             decision: Any) -> None:
+        """Records of another kind to the same destination, merged in batch order."""
+        assert self.headers is not None
+        merged = sorted(zip(self.indexes + indexes, self.headers + headers, strict=True), key=lambda pair: pair[0])
+        self.indexes = [index for index, _ in merged]
+        self.headers = [added for _, added in merged]
+        self.decisions[kind] = decision
+
+    def decision_of(self, result: Any) -> Any:
+        return self.decisions[_kind(result)]
+
+    def count(self, as_decided: Tally[Kind], results: list[Any]) -> None:
+        """Add the share's records, by kind, to `as_decided` (they landed as decided)."""
+        if len(self.decisions) == 1:
+            (kind,) = self.decisions
+            as_decided[kind] += len(self.indexes)
+        else:
+            as_decided.update([_kind(results[index]) for index in self.indexes])
 
 
 class _Records:
@@ -284,13 +397,16 @@ class _InPlace:
     def __len__(self) -> int:
         return len(self.results)
 
-    def handle(self, index: int) -> Handle:
+    def _tps(self) -> list[Any]:
         tps = self.tps
-        if tps is None:  # each record's topic and partition, made once a record needs a handle
+        if tps is None:  # each record's topic and partition, made once a record needs them
             tps = self.tps = []
             for tp, batch in self.handles:
                 tps += [tp] * batch.count
-        tp = tps[index]
+        return tps
+
+    def handle(self, index: int) -> Handle:
+        tp = self._tps()[index]
         return (tp, self.consumer_record(tp, self.fetched.record(index)))
 
     def records(self, indexes: list[int], sink: Any) -> Any:
@@ -298,6 +414,11 @@ class _InPlace:
         if getattr(sink, "takes_fetched", None) is not None and sink.takes_fetched():
             return self.fetched.select(indexes)
         return [self.handle(index)[1] for index in indexes]
+
+    def where(self, indexes: list[int]) -> list[tuple[Any, int]]:
+        """Where the records at `indexes` were read: (TopicPartition, offset) each."""
+        tps = self._tps()
+        return [(tps[index], offset) for index, offset in zip(indexes, self.fetched.offsets(indexes), strict=True)]
 
     def each_record(self, source: Any) -> list[Handle]:
         """Every record's handle in order, the source now tracking each by its own offset (KafkaSource.expand)."""

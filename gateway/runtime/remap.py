@@ -36,24 +36,32 @@ _NOT_CARRIED = {protocol: connection_headers(binding) for protocol, binding in B
 
 def dead_letter_headers(envelope: Envelope, verdict: Verdict, source_endpoint: str) -> list[tuple[str, str]]:
     """The machine-readable reason a message was dead-lettered, as text headers."""
-    violations = _compact_json([v.as_dict() for v in verdict.violations])
-    if len(violations) > VIOLATIONS_LIMIT:
-        kept: list[dict[str, Any]] = []
-        for violation in verdict.violations:
-            kept.append(violation.as_dict())
-            if len(_compact_json(kept)) > VIOLATIONS_LIMIT - 64:
-                kept.pop()
-                break
-        kept.append({"rule": "truncated", "message": f"{len(verdict.violations) - len(kept)} more violations"})
-        violations = _compact_json(kept)
     binding = BINDINGS.get(envelope.protocol)
     key = binding.address if binding is not None else ""
     # where the source read it, as the adapter recorded it
     address = (envelope.position.get(key) or envelope.fields.get(key) or "") if key else ""
-    return [("xgate-verdict", verdict.outcome.value), ("xgate-messagegroupid", verdict.messagegroupid or ""),
-            ("xgate-messageid", verdict.messageid or ""), ("xgate-violations", violations),
+    return reason_headers(verdict.outcome.value, verdict.messagegroupid, verdict.messageid,
+                          [v.as_dict() for v in verdict.violations], source_endpoint, address, envelope.position)
+
+
+def reason_headers(outcome: str, group: str | None, message: str | None, violations: list[dict[str, Any]],
+                   source_endpoint: str, address: Any, position: dict[str, Any]) -> list[tuple[str, str]]:
+    """`dead_letter_headers` from a verdict's parts (`violations` as `Violation.as_dict` gives them): the record
+    lane writes them so for records of which it makes no Envelope or Verdict (record_lane.py)."""
+    text = _compact_json(violations)
+    if len(text) > VIOLATIONS_LIMIT:
+        kept: list[dict[str, Any]] = []
+        for violation in violations:
+            kept.append(violation)
+            if len(_compact_json(kept)) > VIOLATIONS_LIMIT - 64:
+                kept.pop()
+                break
+        kept.append({"rule": "truncated", "message": f"{len(violations) - len(kept)} more violations"})
+        text = _compact_json(kept)
+    return [("xgate-verdict", outcome), ("xgate-messagegroupid", group or ""),
+            ("xgate-messageid", message or ""), ("xgate-violations", text),
             ("xgate-source-endpoint", source_endpoint), ("xgate-source-address", str(address)),
-            ("xgate-source-position", _compact_json(envelope.position))]
+            ("xgate-source-position", _compact_json(position))]
 
 
 def _compact_json(value: Any) -> str:

@@ -8,7 +8,8 @@
 //! `Core.judge_fetched` (lib.rs) reads the spans into a `Fetched` and judges each record as `judge_kafka`
 //! judges the ConsumerRecord aiokafka would have made of it. The sink's `BatchWriter.extend` and
 //! `partition_records` (batch_writer.rs) copy a `Fetched`'s records into producer batches as they are;
-//! `record` gives one record's fields for the few that need a ConsumerRecord (dead letters, a failed batch).
+//! `record` gives one record's fields for the few that need a ConsumerRecord (a failed batch), `offsets` where
+//! dead letters were read (their `xgate-source-position` header).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -133,6 +134,13 @@ impl Fetched {
         (record.offset, record.timestamp, i32::from(record.log_append),
          self.key(record).map(|key| PyBytes::new(py, key)), self.value(record).map(|value| PyBytes::new(py, value)),
          PyTuple::new(py, headers)?).into_pyobject(py)
+    }
+
+    /// The offsets of the records at `indexes` (where a dead letter was read: its `xgate-source-position`).
+    fn offsets(&self, indexes: Vec<usize>) -> PyResult<Vec<i64>> {
+        indexes.into_iter().map(|index| {
+            self.records.get(index).map(|record| record.offset).ok_or_else(|| PyIndexError::new_err(index))
+        }).collect()
     }
 
     /// The records' value bytes together (what a sample of recent traffic holds of them).

@@ -20,9 +20,16 @@ from gateway.compiler.core import native_available
 from gateway.errors import AdapterError, adapter_failure
 from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
+from gateway.runtime.remap import dead_letter_headers
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka import in_place
-from protocol_adapters.kafka.mapping import OutgoingRecord, forwarded, forwarded_record, outgoing_record
+from protocol_adapters.kafka.mapping import (
+    OutgoingRecord,
+    forwarded,
+    forwarded_record,
+    outgoing_record,
+    record_envelope,
+)
 from protocol_adapters.kafka.options import source_options
 from protocol_adapters.kafka.source import KafkaSource
 from tests.unit.adapters.test_kafka_in_place import batch, random_record
@@ -100,8 +107,9 @@ class Sink:
             listed = [forwarded_record(r, added=(added[i] if added else None) or ()) for i, r in enumerate(records)]
         else:
             self.fetched += len(records)
-            listed = [forwarded(key, value, headers, stamp) for _, stamp, _, key, value, headers
-                      in (records.record(i) for i in range(len(records)))]
+            listed = [forwarded(key, value, headers, stamp, added=(added[i] if added else None) or ())
+                      for i, (_, stamp, _, key, value, headers) in enumerate(records.record(i)
+                                                                               for i in range(len(records)))]
         failures: list[AdapterError | None] = []
         for out in listed:
             if self.refuse:
@@ -120,9 +128,10 @@ class Sink:
         self.records.append(outgoing_record(envelope))
 
 
-def engine_for(tmp_path: Path, source: Source, refuse: int) -> tuple[Engine, dict[str, Sink]]:
+def engine_for(tmp_path: Path, source: Source, refuse: int,
+               refuse_dead_letters: int = 0) -> tuple[Engine, dict[str, Sink]]:
     ruleset = reference_ruleset(tmp_path)
-    sinks = {"valid": Sink(refuse), "dlq": Sink(), "unknown": Sink()}
+    sinks = {"valid": Sink(refuse), "dlq": Sink(refuse_dead_letters), "unknown": Sink()}
 
     def config(name: str) -> EndpointConfig:
         return EndpointConfig(name, "KAFKA", ("127.0.0.1:9",), {"topic": name})
@@ -143,18 +152,20 @@ def settled(source: Source, records: list[Any]) -> bool:
                for tp, offset in last.items())
 
 
-def run(tmp_path: Path, seed: int, refuse: int) -> tuple[Source, dict[str, Sink], Engine, list[Any]]:
+def run(tmp_path: Path, seed: int, refuse: int,
+        refuse_dead_letters: int = 0) -> tuple[Source, dict[str, Sink], Engine, list[Any]]:
     handed, records = fetches(seed)
     source = Source(handed)
-    engine, sinks = engine_for(tmp_path, source, refuse)
+    engine, sinks = engine_for(tmp_path, source, refuse, refuse_dead_letters)
     run_until(engine, lambda: settled(source, records))
     return source, sinks, engine, records
 
 
-@pytest.mark.parametrize(("seed", "refuse"), [(1, 0), (2, 0), (3, 7), (4, 40)])
-def test_every_record_lands_once_and_the_commit_point_passes_every_batch(tmp_path: Path, seed: int,
-                                                                         refuse: int) -> None:
-    source, sinks, engine, records = run(tmp_path, seed, refuse)
+@pytest.mark.parametrize(("seed", "refuse", "refuse_dead_letters"), [(1, 0, 0), (2, 0, 0), (3, 7, 0), (4, 40, 0),
+                                                                   (6, 0, 5)])
+def test_every_record_lands_once_and_the_commit_point_passes_every_batch(tmp_path: Path, seed: int, refuse: int,
+                                                                         refuse_dead_letters: int) -> None:
+    source, sinks, engine, records = run(tmp_path, seed, refuse, refuse_dead_letters)
     landed = [out for sink in sinks.values() for out in sink.records]
     assert len(landed) == len(records)
 
@@ -163,12 +174,32 @@ def test_every_record_lands_once_and_the_commit_point_passes_every_batch(tmp_pat
         kept = [pair for pair in out.headers if not pair[0].startswith("xgate-")]
         return (out.key, out.value, tuple(kept), out.timestamp_ms)
     assert Counter(bare(out) for out in landed) == Counter(bare(forwarded_record(r)) for r in records)
-    assert all(dict(out.headers).get("xgate-verdict") == b"nonconformant" for out in sinks["dlq"].records)
+    assert all(dict(out.headers).get("xgate-verdict") == b"nonconformant"
+               for out in sinks["dlq"].records + sinks["unknown"].records)
     assert not any(name.startswith("xgate-") for out in sinks["valid"].records for name, _ in out.headers)
     assert sinks["valid"].fetched > 0, "conformant records went as the core read them"
+    assert sinks["dlq"].fetched > 0 and sinks["unknown"].fetched > 0, \
+        "so did the dead letters, with the headers the lane wrote"
+    # each dead letter's xgate-* headers as the general path writes them from the record's Envelope and Verdict
+    ruleset = reference_ruleset(tmp_path / "reference")
+    expected: Counter[tuple[Any, ...]] = Counter()
+    rules: Counter[str] = Counter()
+    for record in records:
+        envelope = record_envelope(record, "in")
+        verdict = ruleset.classify(envelope)
+        if not verdict.conformant:
+            headers = tuple((name, text.encode()) for name, text in dead_letter_headers(envelope, verdict, "in"))
+            expected[(bare(forwarded_record(record)), headers)] += 1
+            rules.update(violation.rule.value for violation in verdict.violations)
+    dead_letters = sinks["dlq"].records + sinks["unknown"].records  # nonconformant, unmatched
+    assert Counter((bare(out), tuple(pair for pair in out.headers if pair[0].startswith("xgate-")))
+                   for out in dead_letters) == expected
     stats = engine.stats.route("in")
     assert sum(stats.verdicts.values()) == len(records)
     assert len(sinks["valid"].records) == stats.verdicts.get("conformant", 0)
+    assert len(sinks["dlq"].records) == stats.verdicts.get("nonconformant", 0)
+    assert len(sinks["unknown"].records) == stats.verdicts.get("unmatched", 0)
+    assert Counter(stats.rules) == rules
     # the batch mixed with aiokafka's records was settled record by record; with refusals, those that had them too
     assert source.expanded > 0
     if refuse:
