@@ -41,9 +41,11 @@ demo: $(STAMP) $(NATIVE)
 	$(VENV)/bin/xgate lint config/demo
 	$(CACHED) $(PY) -m gateway.testing.demo --config config/demo $(DEMO_ARGS)
 
-# every test in one session on three workers: a broker test's file on one worker, Spark's tests together on one,
-# each other test wherever a worker is free, the longest groups first (tests/conftest.py says why)
+# the core's own Rust unit tests first (linked against libpython: the extension-module feature off), then every
+# test in one session on three workers: a broker test's file on one worker, Spark's tests together on one, each
+# other test wherever a worker is free, the longest groups first (tests/conftest.py says why)
 test: $(STAMP) $(NATIVE) brokers browser
+	cd native && cargo test --release --no-default-features --quiet
 	$(CACHED) $(PY) -m pytest -n 3 --dist loadgroup --no-loadscope-reorder
 
 # start (or reuse) every broker on 127.0.0.1; installs a missing one

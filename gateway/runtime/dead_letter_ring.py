@@ -51,15 +51,26 @@ class DeadLetters:
     def add(self, route: str, envelope: Envelope, verdict: Verdict) -> None:
         self.add_many(route, [(envelope, verdict)])
 
-    def add_many(self, route: str, items: list[tuple[Envelope, Verdict]]) -> None:
+    def room(self, route: str) -> int:
+        """How many of a batch's last messages `add_many` would keep now: `per_route`, or none while the route's
+        ring is full and took a batch less than `interval` ago (a caller that makes its Envelopes on demand, the
+        record lane, makes no more than that)."""
+        kept = self._routes.get(route)
+        if kept is not None and len(kept) >= self.per_route and \
+                time.time() - self._kept_at.get(route, 0.0) < self.interval:
+            return 0
+        return self.per_route
+
+    def add_many(self, route: str, items: list[tuple[Envelope, Verdict]], count: int | None = None) -> None:
         """A batch's nonconformant and unmatched messages (on the hot path, once per batch): a tuple each, at
-        most `per_route` of them, and not again for `interval` seconds once the route's ring is full."""
-        self.kept_total += len(items)
+        most `per_route` of them, and not again for `interval` seconds once the route's ring is full. `count`:
+        how many messages the batch had, where `items` holds only its last ones (`room`)."""
+        self.kept_total += len(items) if count is None else count
         kept = self._routes.get(route)
         if kept is None:
             kept = self._routes[route] = collections.deque()
         now = time.time()
-        if len(kept) >= self.per_route and now - self._kept_at.get(route, 0.0) < self.interval:
+        if not items or len(kept) >= self.per_route and now - self._kept_at.get(route, 0.0) < self.interval:
             return
         self._kept_at[route] = now
         numbers, limit = self._numbers, self.per_route

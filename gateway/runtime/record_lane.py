@@ -9,8 +9,8 @@ records go to their destination's producer batches unchanged (value, key, header
 counted once per batch by definition. Records read in place that the core found nonconformant or
 unmatched are decided and counted here too, their `xgate-*` headers written from the core's results
 (remap.reason_headers, as the general path writes them from a Verdict), and copied to their destination
-as read with those headers added, while the console keeps no dead letters and every destination takes
-records read in place. Only the rest (what the core leaves to the Python judge, and dead letters of
+as read with those headers added, where every destination takes records read in place (the console,
+when on, gets an Envelope and Verdict for the last few it keeps). Only the rest (what the core leaves to the Python judge, and dead letters of
 batches not read in place or bound elsewhere) become Envelopes and take the general path's deciding,
 dead-letter headers and delivery; a Kafka destination still takes them as records with their headers
 added (Judged `record`), not re-mapped from the Envelope. A batch that fully landed is acknowledged by its
@@ -172,7 +172,7 @@ class RecordLane:
             shares.append(_Share(self.destination, self.sink, forwarded, None, {Kind.CONFORMANT: self.decision}))
         if not rest:
             return shares, []
-        dead_letters = self._dead_letters(batch, rest, each)
+        dead_letters = self._dead_letters(source, batch, rest, each)
         if dead_letters is not None:
             return shares + dead_letters, []
         handles = [batch.handle(index) for index in rest]
@@ -183,14 +183,14 @@ class RecordLane:
             item.record = handle[1]  # sent as it came by a Kafka sink (Pipeline._deliver_share)
         return shares, others
 
-    def _dead_letters(self, batch: _Batch, rest: list[int], each: float) -> list[_Share] | None:
+    def _dead_letters(self, source: Any, batch: _Batch, rest: list[int], each: float) -> list[_Share] | None:
         """The records at `rest` (none of them conformant) decided, counted and given their `xgate-*` headers here
         from the core's results, as Pipeline.decide_all would from Verdicts: one share per destination, sent as
-        read in place. None, for decide_all to take them all, unless the batch was read in place, the core
-        judged each of them, the console keeps no dead letters and each destination takes records read in place
-        (KafkaSink `takes_fetched`)."""
+        read in place; where the console keeps dead letters, an Envelope and Verdict made for the last few it
+        takes. None, for decide_all to take them all, unless the batch was read in place, the core judged each
+        of them and each destination takes records read in place (KafkaSink `takes_fetched`)."""
         pipeline = self.pipeline
-        if not isinstance(batch, _InPlace) or pipeline.holder.dead_letters is not None:
+        if not isinstance(batch, _InPlace):
             return None
         results = batch.results
         decisions = pipeline.decisions
@@ -235,6 +235,12 @@ class RecordLane:
         pipeline.count_verdicts(Tally({kind: len(indexes) for kind, indexes in by_kind.items()}), named)
         pipeline.count_rules(rules)
         observe_repeated(pipeline.metrics.validation, each, len(rest))
+        kept = pipeline.holder.dead_letters
+        if kept is not None:  # the console's latest nonconformant and unmatched messages (dead_letter_ring.py)
+            room = kept.room(endpoint)
+            verdict_of = native.verdict
+            kept.add_many(endpoint, [(source.envelope(batch.handle(index)), verdict_of(results[index]))
+                                     for index in (rest[-room:] if room else [])], len(rest))
         return list(shares.values())
 
     async def _send_and_deliver(self, source: Any, batch: _Batch, shares: list[_Share],

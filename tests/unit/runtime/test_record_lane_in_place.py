@@ -19,6 +19,7 @@ from aiokafka.structs import TopicPartition  # type: ignore[import-untyped]
 from gateway.compiler.core import native_available
 from gateway.errors import AdapterError, adapter_failure
 from gateway.routes.resolve import Route
+from gateway.runtime.dead_letter_ring import DeadLetters
 from gateway.runtime.engine import Engine
 from gateway.runtime.remap import dead_letter_headers
 from protocol_adapters.base import EndpointConfig
@@ -152,11 +153,12 @@ def settled(source: Source, records: list[Any]) -> bool:
                for tp, offset in last.items())
 
 
-def run(tmp_path: Path, seed: int, refuse: int,
-        refuse_dead_letters: int = 0) -> tuple[Source, dict[str, Sink], Engine, list[Any]]:
+def run(tmp_path: Path, seed: int, refuse: int, refuse_dead_letters: int = 0,
+        console: DeadLetters | None = None) -> tuple[Source, dict[str, Sink], Engine, list[Any]]:
     handed, records = fetches(seed)
     source = Source(handed)
     engine, sinks = engine_for(tmp_path, source, refuse, refuse_dead_letters)
+    engine.ref.dead_letters = console
     run_until(engine, lambda: settled(source, records))
     return source, sinks, engine, records
 
@@ -204,6 +206,23 @@ def test_every_record_lands_once_and_the_commit_point_passes_every_batch(tmp_pat
     assert source.expanded > 0
     if refuse:
         assert source.expanded > run(tmp_path / "again", seed, 0)[0].expanded
+
+
+def test_the_console_keeps_the_latest_dead_letters_as_the_general_path_would(tmp_path: Path) -> None:
+    ring = DeadLetters(per_route=4, max_bytes=1 << 20, interval=0.0)
+    _, sinks, _, records = run(tmp_path, 7, 0, console=ring)
+    dead_letters = sinks["dlq"].records + sinks["unknown"].records
+    assert sinks["dlq"].fetched > 0, "the dead letters still went as read in place"
+    assert ring.kept_total == len(dead_letters)
+    kept = ring.latest("in")
+    assert 0 < len(kept) <= 4
+    ruleset = reference_ruleset(tmp_path / "reference")
+    by_position = {(r.topic, r.partition, r.offset): r for r in records}
+    for letter in kept:
+        envelope = letter.envelope
+        record = by_position[(envelope.position["topic"], envelope.position["partition"], envelope.position["offset"])]
+        assert envelope == record_envelope(record, "in", envelope.ack)
+        assert letter.verdict == ruleset.classify(envelope) and not letter.verdict.conformant
 
 
 def test_an_expanded_batch_commits_only_past_what_was_acknowledged() -> None:
