@@ -105,7 +105,7 @@ class Pipeline:
         # the kinds whose messages carry dead-letter headers, and the (destination, action) a message of each
         # kind counts under once it landed as decided
         self.dead_lettered = {kind for kind, decision in self.decisions.items()
-                               if decision.action is Action.DEAD_LETTER and decision.destination is not None}
+                              if decision.action is Action.DEAD_LETTER and decision.destination is not None}
         self._routed_as = {kind: (decision.destination.endpoint_id if decision.destination is not None else "",
                                   decision.action.value) for kind, decision in self.decisions.items()}
 

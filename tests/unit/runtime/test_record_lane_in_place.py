@@ -1,8 +1,9 @@
 """A Kafka to Kafka route whose source reads in place (protocol_adapters/kafka/in_place.py, record_lane.py): the
 real KafkaSource's tracking of batches handed out whole, fed from record batches as a broker sends them (plain
 ones, a compressed one aiokafka decodes), with a stand-in sink. Every record lands where the record path would
-send it, byte for byte, and the commit point passes every batch once all of it landed, also when the
-destination refused some records of a batch (which is then settled record by record)."""
+send it, byte for byte (a dead letter with the `xgate-*` headers the general path writes for it), and the
+commit point passes every batch once all of it landed, also when a destination refused some records of a batch
+(which is then settled record by record)."""
 
 from __future__ import annotations
 
@@ -108,9 +109,10 @@ class Sink:
             listed = [forwarded_record(r, added=(added[i] if added else None) or ()) for i, r in enumerate(records)]
         else:
             self.fetched += len(records)
-            listed = [forwarded(key, value, headers, stamp, added=(added[i] if added else None) or ())
-                      for i, (_, stamp, _, key, value, headers) in enumerate(records.record(i)
-                                                                               for i in range(len(records)))]
+            listed = []
+            for index in range(len(records)):
+                _, stamp, _, key, value, headers = records.record(index)
+                listed.append(forwarded(key, value, headers, stamp, added=(added[index] if added else None) or ()))
         failures: list[AdapterError | None] = []
         for out in listed:
             if self.refuse:
