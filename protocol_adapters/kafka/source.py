@@ -40,6 +40,7 @@ from gateway.errors import AdapterError
 from protocol_adapters.base import Delivery
 from protocol_adapters.kafka import in_place
 from protocol_adapters.kafka.errors import KafkaError, adapter_error, bootstrap_error, is_retriable
+from protocol_adapters.kafka.fetch_pacing import FetchPacing
 from protocol_adapters.kafka.in_place import InPlaceBatch
 from protocol_adapters.kafka.mapping import record_envelope
 from protocol_adapters.kafka.offsets import PartitionOffsets
@@ -53,6 +54,8 @@ UNREADABLE = (CorruptRecordException, UnsupportedCodecError)
 log = logging.getLogger("xgate.kafka")
 # longest a revocation waits for records already handed out to be delivered before it commits
 _SETTLE_SECONDS = 5.0
+# a record's bytes in its batch beyond its key and value (lengths, deltas, attributes), about
+_RECORD_FRAMING = 16
 
 
 class KafkaSource:
@@ -74,6 +77,7 @@ class KafkaSource:
         self._committer: asyncio.Task[None] | None = None
         self.unreadable = 0  # records skipped as unreadable, not yet taken (take_unreadable)
         self.in_place = False  # plain batches handed out whole (read_in_place)
+        self._pacing: FetchPacing | None = None  # the fetch minimum following the rate (fetch_pacing.py)
 
     def read_in_place(self) -> bool:
         """Hand out plain batches whole from the next connection on (module docstring), where the native core
@@ -118,6 +122,7 @@ class KafkaSource:
             servers = ",".join(options.connection.bootstrap_servers)
             raise await bootstrap_error(exc, kwargs, f"connect to {servers}") from exc
         self._consumer = consumer
+        self._pacing = FetchPacing.attach(consumer, options.fetch_pacing_ms, options.max_partition_fetch_bytes)
         self._stopping.clear()
         self._committer = asyncio.create_task(self._commit_loop(), name=f"kafka-commit-{options.endpoint_id}")
         return self
@@ -296,7 +301,9 @@ class KafkaSource:
             return
         if consumer.paused():
             consumer.resume(*consumer.paused())
-        self._take(await consumer.getmany(timeout_ms=_POLL_MS, max_records=min(room, options.fetch_max_records)))
+        fetched = self._take(await consumer.getmany(timeout_ms=_POLL_MS, max_records=min(room, options.fetch_max_records)))
+        if self._pacing is not None:
+            self._pacing.fetched(fetched)
 
     async def _skip_unreadable(self, consumer: Any, error: Exception) -> None:
         """Find the partition whose records cannot be read and step past the batch (module docstring).
@@ -334,9 +341,11 @@ class KafkaSource:
                   self.options.endpoint_id, tp.topic, tp.partition, start, first - 1, error)
         self._take(found)
 
-    def _take(self, batches: dict[Any, list[Any]]) -> None:
-        """Fetched records to the ready queue, each tracked on its partition."""
+    def _take(self, batches: dict[Any, list[Any]]) -> int:
+        """Fetched records to the ready queue, each tracked on its partition; returns about the bytes they took
+        on the wire (what fetch pacing counts)."""
         ready = self._ready
+        fetched = 0
         for tp, records in batches.items():
             part = self._parts.get(tp)
             if part is None or (part.order and _first(records[0]) <= part.order[-1]):
@@ -346,9 +355,13 @@ class KafkaSource:
             if self.in_place:
                 part.track_many(offsets, {record.offset: record.count - 1 for record in records
                                           if record.__class__ is InPlaceBatch and record.count > 1})
+                fetched += sum([record.end - record.start if record.__class__ is InPlaceBatch
+                                else _wire_size(record) for record in records])
             else:
                 part.track_many(offsets)
+                fetched += sum([_wire_size(record) for record in records])
             ready.extend([(tp, record) for record in records])
+        return fetched
 
     def take_unreadable(self) -> int:
         """Records skipped as unreadable since the last call."""
@@ -427,6 +440,12 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]  # base class
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         self.source._assigned(assigned)
+
+
+def _wire_size(record: Any) -> int:
+    """About a ConsumerRecord's bytes in its batch: key and value (a missing one is -1) and some framing."""
+    size: int = max(record.serialized_key_size, 0) + max(record.serialized_value_size, 0)
+    return size + _RECORD_FRAMING
 
 
 def _first(record: Any) -> int:

@@ -138,6 +138,7 @@ class TestOptions:
         assert opts.auto_offset_reset == "earliest"
         assert opts.connection.bootstrap_servers == ("127.0.0.1:9092",)
         assert opts.connection.security_protocol == "PLAINTEXT"
+        assert (opts.fetch_min_bytes, opts.fetch_pacing_ms) == (1, 10)
 
     def test_source_topics_group_reset_and_tuning_from_extra(self) -> None:
         opts = source_options(config({"topics": "a, b,a", "consumergroup": "g", "autooffsetreset": "latest"},
@@ -188,6 +189,7 @@ class TestOptions:
         ({"topic": "t"}, ()),
         ({"topic": "t", "max_unacked": 0}, ("tcp://h:1",)),
         ({"topic": "t", "isolation_level": "dirty"}, ("tcp://h:1",)),
+        ({"topic": "t", "fetch_pacing_ms": -1}, ("tcp://h:1",)),
     ])
     def test_bad_source_options_are_not_retriable(self, options: dict[str, Any], uris: tuple[str, ...]) -> None:
         with pytest.raises(AdapterError) as caught:
