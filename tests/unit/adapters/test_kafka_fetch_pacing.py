@@ -1,8 +1,8 @@
 """FetchPacing (protocol_adapters/kafka/fetch_pacing.py): the fetch minimum follows the rate a source reads at.
 
 The consumer and its fetcher are stand-ins holding only what the pacer reads and sets (aiokafka's fetcher keeps
-the two settings as plain attributes and reads them for each fetch request; the contract suite's Kafka run
-shows a paced source on a real broker); the clock is the test's."""
+the two settings as plain attributes and reads them for each fetch request;
+tests/integration/test_kafka_fetch_pacing.py runs a paced source on Apache Kafka); the clock is the test's."""
 
 from __future__ import annotations
 
