@@ -301,9 +301,10 @@ class KafkaSource:
             return
         if consumer.paused():
             consumer.resume(*consumer.paused())
-        fetched = self._take(await consumer.getmany(timeout_ms=_POLL_MS, max_records=min(room, options.fetch_max_records)))
+        batches = await consumer.getmany(timeout_ms=_POLL_MS, max_records=min(room, options.fetch_max_records))
+        self._take(batches)
         if self._pacing is not None:
-            self._pacing.fetched(fetched)
+            self._pacing.fetched(_wire_bytes(batches))
 
     async def _skip_unreadable(self, consumer: Any, error: Exception) -> None:
         """Find the partition whose records cannot be read and step past the batch (module docstring).
@@ -341,11 +342,9 @@ class KafkaSource:
                   self.options.endpoint_id, tp.topic, tp.partition, start, first - 1, error)
         self._take(found)
 
-    def _take(self, batches: dict[Any, list[Any]]) -> int:
-        """Fetched records to the ready queue, each tracked on its partition; returns about the bytes they took
-        on the wire (what fetch pacing counts)."""
+    def _take(self, batches: dict[Any, list[Any]]) -> None:
+        """Fetched records to the ready queue, each tracked on its partition."""
         ready = self._ready
-        fetched = 0
         for tp, records in batches.items():
             part = self._parts.get(tp)
             if part is None or (part.order and _first(records[0]) <= part.order[-1]):
@@ -355,13 +354,9 @@ class KafkaSource:
             if self.in_place:
                 part.track_many(offsets, {record.offset: record.count - 1 for record in records
                                           if record.__class__ is InPlaceBatch and record.count > 1})
-                fetched += sum([record.end - record.start if record.__class__ is InPlaceBatch
-                                else _wire_size(record) for record in records])
             else:
                 part.track_many(offsets)
-                fetched += sum([_wire_size(record) for record in records])
             ready.extend([(tp, record) for record in records])
-        return fetched
 
     def take_unreadable(self) -> int:
         """Records skipped as unreadable since the last call."""
@@ -442,10 +437,17 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]  # base class
         self.source._assigned(assigned)
 
 
-def _wire_size(record: Any) -> int:
-    """About a ConsumerRecord's bytes in its batch: key and value (a missing one is -1) and some framing."""
-    size: int = max(record.serialized_key_size, 0) + max(record.serialized_value_size, 0)
-    return size + _RECORD_FRAMING
+def _wire_bytes(batches: dict[Any, list[Any]]) -> int:
+    """About the bytes a poll's records took on the wire (what fetch pacing counts): a batch read in place its
+    span, a ConsumerRecord its key and value (a missing one is -1) and some framing."""
+    size = 0
+    for records in batches.values():
+        for record in records:
+            if record.__class__ is InPlaceBatch:
+                size += record.end - record.start
+            else:
+                size += max(record.serialized_key_size, 0) + max(record.serialized_value_size, 0) + _RECORD_FRAMING
+    return size
 
 
 def _first(record: Any) -> int:
