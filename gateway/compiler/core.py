@@ -16,7 +16,7 @@ from typing import Any
 from gateway.compiler.lower import LoweredPlan, lower_ruleset
 from gateway.compiler.ruleset import Ruleset
 from gateway.envelope import Envelope
-from gateway.verdict import Outcome, Rule, Verdict, Violation, truncate
+from gateway.verdict import Outcome, Rule, Verdict, Violation
 
 try:  # the extension is built by `make install`; a checkout without it still judges, in Python
     import xgate_core
@@ -27,7 +27,6 @@ __all__ = ["RULES", "NativeJudge", "kafka_record", "native_available", "xgate_co
 
 # native/src/verdict.rs numbers the rules in gateway/verdict.py's order
 RULES = tuple(Rule)
-RULE_NAMES = tuple(rule.value for rule in Rule)
 KAFKA = "KAFKA"
 _new = tuple.__new__
 
@@ -106,9 +105,9 @@ class NativeJudge:
 
     def violation_dicts(self, result: tuple[int | None, list[Any]]) -> list[dict[str, Any]]:
         """A nonconformant raw result's violations as `Violation.as_dict` gives them, with no Verdict made (the
-        record lane's dead-letter headers)."""
-        return [{"path": path, "rule": RULE_NAMES[rule], "expected": expected, "actual": truncate(actual),
-                 "message": text} for path, rule, expected, actual, text in result[1]]
+        record lane's dead-letter headers): Violation.as_dict stays the one author of that shape."""
+        return [_new(Violation, (path, RULES[rule], expected, actual, text)).as_dict()
+                for path, rule, expected, actual, text in result[1]]
 
     def results(self, positions: Sequence[int | None], records: Sequence[Any]) -> list[Any]:
         """The core's raw results for records, each judged on the endpoint at its position, the records of one
