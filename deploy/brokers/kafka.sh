@@ -20,7 +20,11 @@
 #   XGATE_BROKER_STATE           state directory (lib.sh): data, config, log and pid live in $STATE_DIR/kafka-PORT
 #   XGATE_KAFKA_PROPERTIES       a file of server.properties lines appended last (they win): extra listeners,
 #                                TLS or SASL settings a test configures
-#   XGATE_KAFKA_HEAP             JVM heap and other JVM options (default -Xms128m -Xmx512m)
+#   XGATE_KAFKA_HEAP             JVM heap and other JVM options (default -Xms1g -Xmx1g, as Kafka's own
+#                                kafka-server-start.sh). The collector settings are those of Kafka's launcher too
+#                                (G1, 20 ms pause target): with 512 MiB and G1's 200 ms default target the broker
+#                                made 6-12 times as many young collections under the benchmarks' traffic, up to
+#                                262 ms each, and every one stalls every client at once (docs/performance.md)
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -165,9 +169,10 @@ start() {
   write_config
   format_storage
   # setsid: the broker outlives the shell (and the test) that started it
-  (KAFKA_HEAP="${XGATE_KAFKA_HEAP:--Xms128m -Xmx512m}"
+  (KAFKA_HEAP="${XGATE_KAFKA_HEAP:--Xms1g -Xmx1g}"
    # shellcheck disable=SC2086
-   setsid nohup "$JAVA" $KAFKA_HEAP -XX:+UseG1GC -Djava.awt.headless=true \
+   setsid nohup "$JAVA" $KAFKA_HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
+     -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
      -Dlog4j2.configurationFile="$DIR/log4j2.properties" -cp "$CACHE/libs/*" kafka.Kafka "$CONFIG" \
      >"$LOG" 2>&1 </dev/null &
    echo $! >"$PID_FILE")

@@ -253,7 +253,9 @@ class Pipeline:
             metrics.inflight.dec(len(batch))
 
     async def deliver_judged(self, judged: list[Judged]) -> None:
-        """Each destination's share of the batch, in arrival order, delivered concurrently."""
+        """Each destination's share of the batch, in arrival order, delivered concurrently (a task each, even a lone
+        share: tasks start in the order they are made, so a batch's messages reach a sink after those of the batch
+        before it, even where that one had several shares and this one has one; sent inline, it went first)."""
         shares: dict[str, tuple[EndpointConfig, list[Judged]]] = {}
         for item in judged:
             destination = item.decision.destination if item.decision is not None else None
@@ -262,10 +264,6 @@ class Pipeline:
                 if share is None:  # not setdefault: that would build a tuple and a list per message
                     share = shares[destination.endpoint_id] = (destination, [])
                 share[1].append(item)
-        if len(shares) == 1:  # the common case: no task for it
-            (share,) = shares.values()
-            await self._deliver_share(*share)
-            return
         await asyncio.gather(*(self._deliver_share(*share) for share in shares.values()))
 
     async def settle(self, source: Any, judged: list[Judged]) -> int:

@@ -245,10 +245,10 @@ class RecordLane:
 
     async def _send_and_deliver(self, source: Any, batch: _Batch, shares: list[_Share],
                                 others: list[Judged]) -> dict[int, Landing]:
-        """`_send` each share and deliver the rest, concurrently when there is more than one (a task each); the
-        records `_send` did not land at once, by index in the batch, with where they landed."""
-        if not others and len(shares) == 1:
-            return await self._send(source, batch, shares[0])
+        """`_send` each share and deliver the rest, concurrently (a task each); the records `_send` did not land at
+        once, by index in the batch, with where they landed. A task even for a lone share: tasks start in the order
+        they are made, so a batch's records join the sinks' open batches after those of the batch before it, even
+        where that one had several shares and this one has one (sent inline, it went first)."""
         sent = [self._send(source, batch, share) for share in shares]
         outcomes = await asyncio.gather(*sent, *([self.pipeline.deliver_judged(others)] if others else []))
         failed: dict[int, Landing] = {}

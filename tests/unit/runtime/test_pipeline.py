@@ -18,7 +18,7 @@ from gateway.loader import load_snapshot
 from gateway.metrics import names
 from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
-from gateway.runtime.pipeline import JUDGE_ATTEMPTS
+from gateway.runtime.pipeline import BATCH_MAX, JUDGE_ATTEMPTS
 from gateway.runtime.recent import RecentTraffic
 from gateway.testing import memory
 from protocol_adapters.base import EndpointConfig
@@ -88,6 +88,19 @@ def run_until(engine: Engine, done: Any, timeout: float = 10.0) -> None:
         engine.request_stop()
         await asyncio.wait_for(task, timeout)
     asyncio.run(main())
+
+
+def test_conformant_messages_keep_their_order_across_batches_of_one_and_of_several_destinations(world: Any) -> None:
+    # a window wider than a batch: the first BATCH_MAX messages (one dead letter among them: two destinations)
+    # and the three after them become two batches handed over at once, the second with one destination only
+    traffic = [message("invalid" if n == 5 else "ok", n) for n in range(BATCH_MAX + 3)]
+    world.publish(traffic)
+    engine = Engine([world.route(inflight=BATCH_MAX * 2)], world.ruleset, create_source=memory.create_source,
+                    create_sink=memory.create_sink)
+    run_until(engine, lambda: world.broker.depth("in") == 0 and len(world.delivered("valid")) == len(traffic) - 1)
+    assert [e.fields["key"] for e in world.delivered("valid")] == [e.fields["key"] for e in traffic
+                                                                   if e.fields["key"] != b"k5"]
+    assert len(world.delivered("dlq")) == 1
 
 
 def test_forward_routes_each_verdict_and_acks_only_after_delivery(world: Any) -> None:

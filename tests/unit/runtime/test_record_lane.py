@@ -17,6 +17,7 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError, adapter_failure
 from gateway.routes.resolve import Route
 from gateway.runtime.engine import Engine
+from gateway.runtime.pipeline import BATCH_MAX
 from gateway.runtime.remap import outgoing
 from protocol_adapters.base import EndpointConfig
 from protocol_adapters.kafka.mapping import forwarded_record, outgoing_record, record_envelope
@@ -116,7 +117,8 @@ class Sink:
         self.records.append(outgoing_record(envelope))
 
 
-def _engine(tmp_path: Path, records: list[Any], refuse: int = 0) -> tuple[Engine, Source, dict[str, Sink]]:
+def _engine(tmp_path: Path, records: list[Any], refuse: int = 0,
+            inflight: int = 100) -> tuple[Engine, Source, dict[str, Sink]]:
     ruleset = reference_ruleset(tmp_path)
     source = Source(records)
     sinks = {"valid": Sink(refuse), "dlq": Sink(), "unknown": Sink()}
@@ -124,7 +126,7 @@ def _engine(tmp_path: Path, records: list[Any], refuse: int = 0) -> tuple[Engine
     def config(name: str) -> EndpointConfig:
         return EndpointConfig(name, "KAFKA", ("127.0.0.1:9",), {"topic": name})
 
-    route = Route(config("in"), config("valid"), config("dlq"), config("unknown"), "forward", 100)
+    route = Route(config("in"), config("valid"), config("dlq"), config("unknown"), "forward", inflight)
     engine = Engine([route], ruleset, create_source=lambda _: source,
                     create_sink=lambda c: sinks[c.endpoint_id])
     return engine, source, sinks
@@ -158,6 +160,19 @@ def test_records_the_destination_refused_are_retried_and_acknowledged_once(tmp_p
     assert sorted(source.acked) == list(range(20)) and source.released == []
     assert len(sinks["valid"].records) == 20 and sinks["valid"].by_records == 15
     assert engine.stats.route("in").actions == {"forwarded": 20}
+
+
+def test_conformant_records_keep_their_order_across_batches_of_one_and_of_several_destinations(
+        tmp_path: Path) -> None:
+    # a window wider than a batch: the first BATCH_MAX records (one dead letter among them: two destinations)
+    # and the three after them become two batches handed over at once, the second with one destination only
+    first = BATCH_MAX
+    records = [record("invalid" if n == 5 else "ok", n) for n in range(first + 3)]
+    engine, source, sinks = _engine(tmp_path, records, inflight=first * 2)
+    run_until(engine, lambda: len(source.acked) == len(records))
+    valid = [out.key for out in sinks["valid"].records]
+    assert valid == [r.key for r in records if r.offset != 5]
+    assert len(sinks["dlq"].records) == 1
 
 
 def test_forwarded_record_is_the_envelope_paths_record() -> None:
