@@ -22,9 +22,9 @@
 #                                TLS or SASL settings a test configures
 #   XGATE_KAFKA_HEAP             JVM heap and other JVM options (default -Xms1g -Xmx1g, as Kafka's own
 #                                kafka-server-start.sh). The collector settings are those of Kafka's launcher too
-#                                (G1, 20 ms pause target): with 512 MiB and G1's 200 ms default target the broker
-#                                made 6-12 times as many young collections under the benchmarks' traffic, up to
-#                                262 ms each, and every one stalls every client at once (docs/performance.md)
+#                                (G1, 20 ms pause target): with 512 MiB the broker made 7-15 times as many young
+#                                collections under the benchmarks' traffic, the longest 118-262 ms, and each one
+#                                stalls every client at once (docs/performance.md)
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
