@@ -253,7 +253,9 @@ async def forward(bootstrap: str, source: str, target: str, partitions: int) -> 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    sender = make_producer(bootstrap, **BIG_BATCHES)  # xgate's sink has linger 5 ms too, and 128 KiB batches
+    # linger 5 ms as xgate's sink; batches up to 1 MiB where xgate's sink keeps 128 KiB by default (xgate with 1 MiB
+    # batches was measured no faster: docs/performance.md)
+    sender = make_producer(bootstrap, **BIG_BATCHES)
     await sender.start()
     consumer = await assigned_consumer(bootstrap, [source], partitions, fetch_max_wait_ms=source_fetch_wait_ms())
     pending: list[asyncio.Future[Any]] = []
