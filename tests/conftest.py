@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import random
 import socket
@@ -120,6 +121,18 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(f"{tests} conformance tests skipped, plus {len(wholes)} modules or generated suites "
                                 f"skipped whole ({', '.join(wholes)}); material looked for at {SHARED_CONFORMANCE}: "
                                 f"{ABSENT_HINT}")
+
+
+@pytest.fixture(autouse=True)
+def root_logging_restored() -> Iterator[None]:
+    """The root logger as the test found it. `xgate run` in-process (gateway/logs.py `configure`) puts a handler
+    there on the stream pytest captured for that test; left behind, a record logged after the stream closed
+    (py4j's, as its connection closes at exit) printed a "Logging error" traceback under the run's summary."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 
 import pytest
 
 from gateway import logs
 from gateway.cli import main
-
-
-@pytest.fixture(autouse=True)
-def restore_root() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def _record(text: str, **fields: object) -> logging.LogRecord:
