@@ -189,15 +189,11 @@ def native_checker(judge: NativeJudge, endpoint: str | None) -> Any:
         kafka[position] = ruleset.endpoints[endpoint_id].protocol == "KAFKA"
     heads = [orjson.dumps(Verdict(Outcome.NONCONFORMANT, group, message).as_dict())[:-2].decode()
              for group, message in [*judge.ids, (None, None)]]
-    constants: list[str | None] = []
-    for constant in judge.plan.constants:
-        try:
-            constants.append(orjson.dumps(constant, default=str).decode())
-        except TypeError:  # an integer past 64 bits: json.dumps writes such lines, here
-            constants.append(None)
+    # a constant orjson does not write (an integer past 64 bits): json.dumps writes such lines, here
+    rule_names, constants = judge.violation_tables()
     return xgate_core.Checker(judge.core, judge.positions.get(endpoint) if endpoint is not None else None, kafka,
                               [verdict_line(verdict).decode() for verdict in judge.conformant], heads,
-                              [orjson.dumps(rule.value).decode() for rule in RULES], constants, _threads())
+                              rule_names, constants, _threads())
 
 
 def _threads() -> int:

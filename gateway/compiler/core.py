@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from gateway.compiler.lower import LoweredPlan, lower_ruleset
 from gateway.compiler.ruleset import Ruleset
 from gateway.envelope import Envelope
@@ -83,12 +85,32 @@ class NativeJudge:
         such data (compressed, not v2, corrupt) and the caller must decode it (lib.rs `judge_batches`)."""
         return self.core.judge_batches(position, topic, partition, data)  # type: ignore[no-any-return]
 
-    def judge_fetched(self, position: int,
-                      batches: list[tuple[str, int, bytes, int, int]]) -> tuple[Any, list[Any]] | None:
+    def judge_fetched(self, position: int, batches: list[tuple[str, int, bytes, int, int]],
+                      reasons: Any = None) -> tuple[Any, list[Any], list[Any] | None] | None:
         """A Kafka source's fetched batches read in place, each `(topic, partition, data, start, end)`: the records
-        as the core read them (a `Fetched`, native/src/fetched.rs) and the raw result of each; None when a batch
-        does not read (the caller reads it with its Kafka client)."""
-        return self.core.judge_fetched(position, batches)  # type: ignore[no-any-return]
+        as the core read them (a `Fetched`, native/src/fetched.rs), the raw result of each and, given a
+        `reason_writer`, each nonconformant record's `xgate-*` headers as remap.reason_headers writes them (None
+        for the others and where reason_headers must write them); None when a batch does not read (the caller
+        reads it with its Kafka client)."""
+        return self.core.judge_fetched(position, batches, reasons)  # type: ignore[no-any-return]
+
+    def violation_tables(self) -> tuple[list[str], list[str | None]]:
+        """What the core repeats when it writes violations as orjson writes `Violation.as_dict()`
+        (native/src/reasons.rs): each rule's name as JSON, by number, and each plan constant as JSON (None for
+        one orjson does not write: an integer past 64 bits)."""
+        assert self.plan is not None
+        constants: list[str | None] = []
+        for constant in self.plan.constants:
+            try:
+                constants.append(orjson.dumps(constant, default=str).decode())
+            except TypeError:
+                constants.append(None)
+        return [orjson.dumps(rule.value).decode() for rule in RULES], constants
+
+    def reason_writer(self, source_endpoint: str) -> Any:
+        """The core's writer of the `xgate-*` headers of dead letters read on `source_endpoint` (`judge_fetched`)."""
+        rule_names, constants = self.violation_tables()
+        return xgate_core.ReasonWriter(rule_names, constants, self.ids, Outcome.NONCONFORMANT.value, source_endpoint)
 
     def verdict(self, result: Any, envelope: Envelope | None = None) -> Verdict | None:
         """A raw result as a Verdict; None for a deferred one when no envelope is given to judge in Python."""

@@ -37,6 +37,7 @@ from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.metrics.instruments import observe_repeated
 from gateway.runtime.judged import Judged, Landing
+from gateway.compiler.core import RULES
 from gateway.runtime.remap import reason_headers
 from gateway.runtime.router import Action, Kind
 from gateway.verdict import Outcome
@@ -57,6 +58,7 @@ class RecordLane:
         assert decision.destination is not None
         self.decision = decision
         self.destination = decision.destination
+        self._reasons: tuple[Any, Any] | None = None  # (NativeJudge, its ReasonWriter)
 
     @classmethod
     def of(cls, pipeline: Pipeline, source: Any) -> RecordLane | None:
@@ -93,7 +95,7 @@ class RecordLane:
         reads_in_place = getattr(source, "in_place", False)
         if position is not None and reads_in_place:
             try:
-                batch = _InPlace.judged(native, position, handles)
+                batch = _InPlace.judged(native, position, handles, self._reason_writer(native, endpoint))
             except Exception:  # a bug in the batch call: judged below record by record
                 log.exception("route %s: the batches could not be judged in place", endpoint)
         if batch is None and reads_in_place:  # not all read in place, one the core does not read, or no core
@@ -145,6 +147,14 @@ class RecordLane:
         finally:
             stats.inflight -= count
             metrics.inflight.dec(count)
+
+    def _reason_writer(self, native: Any, endpoint: str) -> Any:
+        """The core's writer of this route's dead-letter headers, for the ruleset `native` judges (made again after
+        a reload)."""
+        made = self._reasons
+        if made is None or made[0] is not native:
+            made = self._reasons = (native, native.reason_writer(endpoint))
+        return made[1]
 
     def _split(self, source: Any, batch: _Batch, each: float) -> tuple[list[_Share], list[Judged]]:
         """What the lane sends itself, one share per destination: the conformant records (counted here) and,
@@ -213,19 +223,26 @@ class RecordLane:
         named: Tally[tuple[str, str, Kind]] = Tally()
         rules: Tally[str] = Tally()
         shares: dict[str, _Share] = {}
+        written = batch.reason_headers
         for kind, indexes in by_kind.items():
             decision = decisions[kind]
             headed = kind in pipeline.dead_lettered
-            headers: list[list[tuple[str, str]] | None] = []
-            for index, (tp, offset) in zip(indexes, batch.where(indexes), strict=True):
-                number, _ = result = results[index]
-                group, message = ids[number] if number is not None else (None, None)
-                named[(group or "", message or "", kind)] += 1
-                violations = native.violation_dicts(result)
-                rules.update([violation["rule"] for violation in violations])
-                headers.append(reason_headers(NONCONFORMANT, group, message, violations, endpoint, tp.topic,
-                                              {"topic": tp.topic, "partition": tp.partition, "offset": offset})
-                               if headed else None)
+            numbers = [results[index][0] for index in indexes]
+            for number, count in Tally(numbers).items():
+                group, message = ids[number] if number is not None else ("", "")
+                named[(group, message, kind)] += count
+            rules.update([RULES[violation[1]].value for index in indexes for violation in results[index][1]])
+            headers: list[list[tuple[str, str]] | None] = ([written[index] for index in indexes]
+                                                             if headed and written is not None
+                                                             else [None] * len(indexes))
+            if headed and None in headers:  # what the core left to reason_headers (reasons.rs says which)
+                left = [position for position, made in enumerate(headers) if made is None]
+                for position, (tp, offset) in zip(left, batch.where([indexes[p] for p in left]), strict=True):
+                    number = numbers[position]
+                    group, message = ids[number] if number is not None else (None, None)
+                    headers[position] = reason_headers(
+                        NONCONFORMANT, group, message, native.violation_dicts(results[indexes[position]]),
+                        endpoint, tp.topic, {"topic": tp.topic, "partition": tp.partition, "offset": offset})
             destination = decision.destination
             share = shares.get(destination.endpoint_id)
             if share is None:
@@ -376,29 +393,32 @@ class _Records:
 
 class _InPlace:
     """Batches read in place (protocol_adapters/kafka/in_place.py) as the core read them (a `Fetched`), with its
-    result for each record; a record's handle, and its ConsumerRecord, made only for the records that need one."""
+    result for each record and the `xgate-*` headers it wrote for each nonconformant one (None where it left them
+    to remap.reason_headers); a record's handle, and its ConsumerRecord, made only for the records that need one."""
 
-    __slots__ = ("consumer_record", "fetched", "handles", "results", "tps")
+    __slots__ = ("consumer_record", "fetched", "handles", "reason_headers", "results", "tps")
 
-    def __init__(self, handles: list[Handle], fetched: Any, results: list[Any],
+    def __init__(self, handles: list[Handle], fetched: Any, results: list[Any], reason_headers: list[Any],
                  consumer_record: Callable[[Any, tuple[Any, ...]], Any]) -> None:
         self.handles, self.fetched, self.results = handles, fetched, results
+        self.reason_headers = reason_headers
         self.consumer_record = consumer_record
         self.tps: list[Any] | None = None
 
     @classmethod
-    def judged(cls, native: Any, position: int, handles: list[Handle]) -> _InPlace | None:
-        """The handles' batches judged in one call; None unless every handle is a batch the core reads."""
+    def judged(cls, native: Any, position: int, handles: list[Handle], reasons: Any) -> _InPlace | None:
+        """The handles' batches judged in one call, dead letters' headers written by `reasons` (a ReasonWriter);
+        None unless every handle is a batch the core reads."""
         # imported here: this module loads where the Kafka client library is not installed
         from protocol_adapters.kafka.in_place import InPlaceBatch, consumer_record
         if not all(handle[1].__class__ is InPlaceBatch for handle in handles):
             return None
         judged = native.judge_fetched(position, [(tp.topic, tp.partition, batch.data, batch.start, batch.end)
-                                                 for tp, batch in handles])
+                                                 for tp, batch in handles], reasons)
         if judged is None:
             return None
-        fetched, results = judged
-        return cls(handles, fetched, results, consumer_record)
+        fetched, results, reason_headers = judged
+        return cls(handles, fetched, results, reason_headers, consumer_record)
 
     def __len__(self) -> int:
         return len(self.results)

@@ -8,10 +8,10 @@
 //! `str.isspace` decides it).
 
 use crate::judge::Core as Judge;
-use crate::pyrepr::{orjson_float, orjson_str, Actual};
+use crate::reasons::ViolationText;
 use crate::recorded::{read_kafka, Defaults};
 use crate::tape;
-use crate::verdict::{Expected, Outcome, Violation};
+use crate::verdict::{Outcome, Violation};
 
 /// What the Python side writes once and the lines here repeat: each a piece of orjson text.
 pub struct Tables {
@@ -20,10 +20,8 @@ pub struct Tables {
     /// `{"verdict":"nonconformant","messagegroupid":...,"messageid":...,"violations":[` for each definition,
     /// then one naming none
     pub heads: Vec<String>,
-    /// each rule's name as a JSON string, by the rule's number
-    pub rule_names: Vec<String>,
-    /// each plan constant as JSON; None where orjson cannot write it (json.dumps then writes the line)
-    pub constants: Vec<Option<String>>,
+    /// how each violation is written
+    pub violations: ViolationText,
 }
 
 /// How many verdicts of each kind a chunk gave (gateway/check.py `Summary` is built from them).
@@ -105,7 +103,7 @@ fn split(chunk: &[u8], count: usize) -> Vec<&[u8]> {
 }
 
 fn check_part(judge: &Judge, defaults: &Defaults, tables: &Tables, part: &[u8], write: bool) -> Checked {
-    let mut counts = Counts::new(tables.conformant_lines.len(), tables.rule_names.len());
+    let mut counts = Counts::new(tables.conformant_lines.len(), tables.violations.rule_names.len());
     let mut out = String::with_capacity(if write { part.len() / 2 } else { 0 });
     let mut segments = Vec::new();
     let mut deferred = Vec::new();
@@ -172,50 +170,18 @@ fn judge_line(judge: &Judge, defaults: &Defaults, tables: &Tables, line: &[u8], 
 }
 
 /// orjson's `Verdict.as_dict()` line for a nonconformant verdict; false where a value is one orjson does not
-/// write (an integer past 64 bits, a constant it refused).
+/// write (reasons.rs `ViolationText::write`).
 fn write_nonconformant(out: &mut String, tables: &Tables, closest: Option<usize>, violations: &[Violation]) -> bool {
     out.push_str(&tables.heads[closest.unwrap_or(tables.heads.len() - 1)]);
     for (i, v) in violations.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str("{\"path\":");
-        orjson_str(out, &v.path);
-        out.push_str(",\"rule\":");
-        out.push_str(&tables.rule_names[v.rule as usize]);
-        out.push_str(",\"expected\":");
-        match &v.expected {
-            Expected::Str(text) => orjson_str(out, text),
-            Expected::Const(index) => match tables.constants.get(*index) {
-                Some(Some(json)) => out.push_str(json),
-                _ => return false,
-            },
-        }
-        out.push_str(",\"actual\":");
-        if !write_actual(out, &v.actual) {
+        if !tables.violations.write(out, v) {
             return false;
         }
-        out.push_str(",\"message\":");
-        orjson_str(out, &v.message);
-        out.push('}');
     }
     out.push_str("]}\n");
-    true
-}
-
-fn write_actual(out: &mut String, actual: &Actual) -> bool {
-    use std::fmt::Write;
-    match actual {
-        Actual::Null => out.push_str("null"),
-        Actual::Bool(flag) => out.push_str(if *flag { "true" } else { "false" }),
-        Actual::Int(int) if i64::try_from(*int).is_ok() || u64::try_from(*int).is_ok() => {
-            write!(out, "{int}").expect("a String takes any write")
-        }
-        Actual::Int(_) => return false,
-        Actual::Float(float) if float.is_finite() => out.push_str(&orjson_float(*float)),
-        Actual::Float(_) => return false,
-        Actual::Str(text) => orjson_str(out, text),
-    }
     true
 }
 
@@ -235,17 +201,5 @@ mod tests {
         // no line end past the middle: one part
         let one = "y".repeat(SPLIT_BYTES * 2);
         assert_eq!(split(one.as_bytes(), 2), vec![one.as_bytes()]);
-    }
-
-    #[test]
-    fn actual_values_as_orjson_writes_them() {
-        let mut out = String::new();
-        for actual in [Actual::Null, Actual::Bool(true), Actual::Int(-5), Actual::Int(u64::MAX.into()), Actual::Float(1e16),
-                       Actual::Str("a\"\n".into())] {
-            assert!(write_actual(&mut out, &actual));
-            out.push(' ');
-        }
-        assert_eq!(out, "null true -5 18446744073709551615 1e+16 \"a\\\"\\n\" ");
-        assert!(!write_actual(&mut out, &Actual::Int(i128::from(u64::MAX) + 1)));
     }
 }

@@ -19,6 +19,7 @@ mod judge;
 mod payload;
 mod plan;
 mod pyrepr;
+mod reasons;
 mod record_batch;
 mod recorded;
 mod rules;
@@ -286,30 +287,60 @@ impl Core {
     }
 
     /// Judge a route's fetched batches read in place (fetched.rs): `batches` as (topic, partition, data, start,
-    /// end), each span one plain batch. Returns the records as a `Fetched` and one result per record, as
-    /// `judge_kafka` gives it for the ConsumerRecord aiokafka would make of the record; None when a span does
-    /// not read (the caller decodes those batches with its Kafka client).
+    /// end), each span one plain batch. Returns the records as a `Fetched`, one result per record, as
+    /// `judge_kafka` gives it for the ConsumerRecord aiokafka would make of the record, and, given `reasons`,
+    /// each nonconformant record's `xgate-*` headers as remap.py `reason_headers` gives them (reasons.rs; None
+    /// for any other record and where remap.py must write them). None when a span does not read (the caller
+    /// decodes those batches with its Kafka client).
     #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (endpoint, batches, reasons = None))]
     fn judge_fetched<'py>(&self, py: Python<'py>, endpoint: usize,
-                          batches: Vec<(PyBackedStr, i64, PyBackedBytes, usize, usize)>)
-                          -> PyResult<Option<(fetched::Fetched, Bound<'py, PyList>)>> {
+                          batches: Vec<(PyBackedStr, i64, PyBackedBytes, usize, usize)>,
+                          reasons: Option<&Bound<'py, reasons::ReasonWriter>>)
+                          -> PyResult<Option<(fetched::Fetched, Bound<'py, PyList>, Option<Bound<'py, PyList>>)>> {
         self.known(endpoint)?;
         let judge = &self.judge;
+        let writer = reasons.map(Bound::get);
+        // each batch's topic, as the record's `xgate-source-address` (one str for all of its records)
+        let topics = batches.iter().map(|(topic, ..)| PyString::new(py, topic)).collect::<Vec<_>>();
         let judged = py.detach(|| {
             let mut outcomes = Vec::new();
+            let mut written = Vec::new();
             let fetched = fetched::Fetched::read(batches, |topic, partition, parsed, headers| {
                 let mut record = Record::empty();
                 parsed.fill(topic, partition, headers, &mut record);
-                outcomes.push(judge.judge(endpoint, &record));
+                let outcome = judge.judge(endpoint, &record);
+                if let Some(writer) = writer {
+                    written.push(match &outcome {
+                        Outcome::Nonconformant(closest, violations) => {
+                            writer.write(*closest, violations, topic, partition, parsed.offset)
+                        }
+                        _ => None,
+                    });
+                }
+                outcomes.push(outcome);
             })?;
-            Some((fetched, outcomes))
+            Some((fetched, outcomes, written))
         });
-        let Some((fetched, outcomes)) = judged else { return Ok(None) };
+        let Some((fetched, outcomes, written)) = judged else { return Ok(None) };
         let out = PyList::empty(py);
         for outcome in outcomes {
             out.append(self.result(py, outcome)?)?;
         }
-        Ok(Some((fetched, out)))
+        let headers = match writer {
+            None => None,
+            Some(writer) => {
+                let listed = PyList::empty(py);
+                for (record, one) in fetched.records.iter().zip(written) {
+                    match one {
+                        Some(one) => listed.append(writer.headers(py, one, &topics[record.batch])?)?,
+                        None => listed.append(py.None())?,
+                    }
+                }
+                Some(listed)
+            }
+        };
+        Ok(Some((fetched, out, headers)))
     }
 
     /// Judge `rows` Kafka records given as Arrow columns (arrow.rs): `endpoints` holds each row's endpoint
@@ -395,7 +426,8 @@ impl Checker {
         if conformant_lines.len() != definitions || heads.len() != definitions + 1 {
             return Err(PyValueError::new_err("a conformant line for each definition and a head for each, plus one"));
         }
-        let tables = check::Tables { conformant_lines, heads, rule_names, constants };
+        let tables = check::Tables { conformant_lines, heads,
+                                     violations: reasons::ViolationText { rule_names, constants } };
         Ok(Checker { core, tables, default_endpoint, kafka, threads })
     }
 
@@ -467,6 +499,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<fetched::Fetched>()?;
     m.add_function(wrap_pyfunction!(fetched::split_batches, m)?)?;
     m.add_class::<Checker>()?;
+    m.add_class::<reasons::ReasonWriter>()?;
     m.add("PLAN_VERSION", plan::PLAN_VERSION)?;
     Ok(())
 }

@@ -27,6 +27,11 @@ class Core:
                     value: Variable, headers: Fixed, header_keys: Variable, header_values: Variable,
                     timestamp: Fixed) -> tuple[bytes, list[tuple[int, Result]]]: ...
 
+# remap.reason_headers for one source endpoint's dead letters, written by the core (Core.judge_fetched)
+class ReasonWriter:
+    def __init__(self, rule_names: list[str], constants: list[str | None], ids: list[tuple[str, str]],
+                 outcome: str, source_endpoint: str) -> None: ...
+
 # per chunk: conformant and nonconformant counts by definition, the unmatched count, violations by rule
 Counts = tuple[list[int], list[int], int, list[int]]
 

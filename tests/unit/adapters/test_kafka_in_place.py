@@ -96,7 +96,7 @@ def native(tmp_path_factory: pytest.TempPathFactory) -> NativeJudge:
     return NativeJudge(reference_ruleset(tmp_path_factory.mktemp("registry")))
 
 
-def judged(native: NativeJudge, items: list[Any]) -> tuple[Any, list[Any]]:
+def judged(native: NativeJudge, items: list[Any]) -> tuple[Any, list[Any], Any]:
     position = native.endpoint_position("in")
     assert position is not None
     found = native.judge_fetched(position, [(TP.topic, TP.partition, b.data, b.start, b.end) for b in items])
@@ -161,7 +161,7 @@ def test_records_read_in_place_are_consumer_records_and_judged_alike(native: Nat
     data, _ = fetch_data(random.Random(seed))
     items, _ = in_place_items(data)
     batches = [item for item in items if isinstance(item, in_place.InPlaceBatch)]
-    fetched, results = judged(native, batches)
+    fetched, results, _ = judged(native, batches)
     records = [record for b in batches for record in in_place.records_of(TP, b)]
     assert len(fetched) == len(records) == len(results)
     assert [in_place.consumer_record(TP, fetched.record(i)) for i in range(len(fetched))] == records
@@ -177,7 +177,7 @@ def test_producer_batches_from_records_read_in_place_are_the_same_bytes(native: 
     rng = random.Random(seed)
     data, _ = fetch_data(rng)
     items, _ = in_place_items(data)
-    fetched, _ = judged(native, [item for item in items if isinstance(item, in_place.InPlaceBatch)])
+    fetched, _, _ = judged(native, [item for item in items if isinstance(item, in_place.InPlaceBatch)])
     records = [in_place.consumer_record(TP, fetched.record(i)) for i in range(len(fetched))]
     chosen = sorted(rng.sample(range(len(records)), rng.randrange(1, len(records) + 1)))
     selected, listed = fetched.select(chosen), [records[i] for i in chosen]
