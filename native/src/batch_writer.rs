@@ -58,6 +58,9 @@ struct Parts<'a, 'py> {
     value: Option<Bytes<'a, 'py>>,
     headers: Headers<'a, 'py>,
     timestamp: Option<i64>,
+    /// a fetched record's bytes from its key on, where its header count begins in them and that count, where
+    /// they are what `push` would write from the parts (fetched.rs `Fetched::body`): copied whole
+    whole: Option<(&'a [u8], usize, usize)>,
 }
 
 impl<'a, 'py> Parts<'a, 'py> {
@@ -74,15 +77,19 @@ impl<'a, 'py> Parts<'a, 'py> {
             value: optional_bytes(value, "value")?.map(Bytes::Object),
             headers: if headers.is_none() { Headers::None } else { Headers::Object(headers) },
             timestamp: timestamp.extract::<Option<i64>>()?.filter(|stamp| *stamp >= 0),
+            whole: None,
         })
     }
 
     fn read(fetched: &'a Fetched, record: &'a fetched::Record, default_key: Option<&'a Bound<'py, PyBytes>>) -> Self {
+        // a keyless record given the default key is written from its parts: its bytes hold no key
+        let keyed = record.key.is_some() || default_key.is_none();
         Parts {
             key: fetched.key(record).map(Bytes::Read).or_else(|| default_key.map(|key| Bytes::Read(key.as_bytes()))),
             value: fetched.value(record).map(Bytes::Read),
             headers: Headers::Read(fetched, record),
             timestamp: Some(record.timestamp).filter(|stamp| *stamp >= 0),
+            whole: fetched.body(record).filter(|_| keyed).map(|(body, at)| (body, at, record.headers.len())),
         }
     }
 
@@ -172,7 +179,7 @@ fn for_each_header<'py>(headers: &Headers<'_, 'py>, added: Option<&Bound<'py, Py
     Ok(())
 }
 
-fn varint_size(value: i64) -> usize {
+pub(crate) fn varint_size(value: i64) -> usize {
     let mut zigzag = ((value << 1) ^ (value >> 63)) as u64;
     let mut size = 1;
     while zigzag >= 0x80 {
@@ -203,12 +210,22 @@ pub(crate) fn put_field(out: &mut Vec<u8>, part: Option<&[u8]>) {
     }
 }
 
-fn field_size(part: Option<&[u8]>) -> usize {
+pub(crate) fn field_size(part: Option<&[u8]>) -> usize {
     part.map_or(1, |part| varint_size(part.len() as i64) + part.len())
 }
 
 /// aiokafka's `estimate_size_in_bytes` for a record: what the producer checks against max_request_size.
 fn estimate(parts: &Parts<'_, '_>, added: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    if let Some((whole, _, count)) = parts.whole {
+        // the parts' sizes are the bytes they take; the header count grows by the added headers
+        let mut size = HEADER_SIZE + MAX_RECORD_OVERHEAD + whole.len() - varint_size(count as i64);
+        let mut added_count = 0usize;
+        for_each_header(&Headers::None, added, |name, value| {
+            added_count += 1;
+            size += field_size(Some(name.as_bytes())) + field_size(value);
+        })?;
+        return Ok(size + varint_size((count + added_count) as i64));
+    }
     let mut size = HEADER_SIZE + MAX_RECORD_OVERHEAD + field_size(parts.key()) + field_size(parts.value());
     let mut count = 0usize;
     for_each_header(&parts.headers, added, |name, value| {
@@ -251,19 +268,36 @@ impl BatchWriter {
         body.push(0); // attributes
         put_varint(body, timestamp - first);
         put_varint(body, i64::from(self.count)); // offset delta
-        put_field(body, parts.key());
-        put_field(body, parts.value());
         // the header count goes before the headers: they are written apart first
         let scratch = &mut self.scratch;
         scratch.clear();
         let mut headers = 0i64;
-        for_each_header(&parts.headers, added, |name, value| {
-            headers += 1;
-            put_field(scratch, Some(name.as_bytes()));
-            put_field(scratch, value);
-        })?;
-        put_varint(body, headers);
-        body.extend_from_slice(scratch);
+        if let Some((whole, headers_at, count)) = parts.whole {
+            // key, value and the headers copied as they lie; the count written anew when headers are added
+            for_each_header(&Headers::None, added, |name, value| {
+                headers += 1;
+                put_field(scratch, Some(name.as_bytes()));
+                put_field(scratch, value);
+            })?;
+            body.extend_from_slice(&whole[..headers_at]);
+            if headers == 0 {
+                body.extend_from_slice(&whole[headers_at..]);
+            } else {
+                put_varint(body, count as i64 + headers);
+                body.extend_from_slice(&whole[headers_at + varint_size(count as i64)..]);
+                body.extend_from_slice(scratch);
+            }
+        } else {
+            put_field(body, parts.key());
+            put_field(body, parts.value());
+            for_each_header(&parts.headers, added, |name, value| {
+                headers += 1;
+                put_field(scratch, Some(name.as_bytes()));
+                put_field(scratch, value);
+            })?;
+            put_varint(body, headers);
+            body.extend_from_slice(scratch);
+        }
         let required = body.len() + varint_size(body.len() as i64);
         // aiokafka's compiled builder (the one its producer runs) keeps a batch below its size, not at it
         if self.count > 0 && self.buffer.len() + required >= self.batch_size {
@@ -301,6 +335,7 @@ impl BatchWriter {
             value: value.map(|value| optional_bytes(value, "value")).transpose()?.flatten().map(Bytes::Object),
             headers: headers.filter(|headers| !headers.is_none()).map_or(Headers::None, Headers::Object),
             timestamp: timestamp.filter(|stamp| *stamp >= 0),
+            whole: None,
         };
         Ok(self.push(&parts, None)?.then_some(true))
     }

@@ -36,6 +36,11 @@ pub(crate) struct Record {
     pub key: Option<Span>,
     pub value: Option<Span>,
     pub headers: Range<usize>,
+    /// its bytes from the key on, where the header count begins in them, and whether a writer may copy them
+    /// whole (record_batch.rs `Parsed`)
+    pub body: Span,
+    pub headers_at: usize,
+    pub canonical: bool,
 }
 
 /// A header: its name's span (UTF-8, checked when read) and its value's, or None for a null value.
@@ -80,6 +85,9 @@ impl Fetched {
                     key: one.key.map(|key| span_of(key, &data)),
                     value: one.value.map(|value| span_of(value, &data)),
                     headers: first..headers.len(),
+                    body: span_of(one.body, &data),
+                    headers_at: one.headers_at,
+                    canonical: one.canonical,
                 });
             }
             kept.push(data);
@@ -97,6 +105,12 @@ impl Fetched {
 
     pub(crate) fn value<'a>(&'a self, record: &Record) -> Option<&'a [u8]> {
         record.value.clone().map(|span| &self.data(record)[span])
+    }
+
+    /// The record's bytes from its key on as a writer writes them from its parts, and where its header count
+    /// begins in them; None where the batch holds them otherwise (a varint longer than it needs to be).
+    pub(crate) fn body<'a>(&'a self, record: &Record) -> Option<(&'a [u8], usize)> {
+        record.canonical.then(|| (&self.data(record)[record.body.clone()], record.headers_at))
     }
 
     /// Each header of `record` as (name, value or None).

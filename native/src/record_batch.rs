@@ -6,6 +6,7 @@
 //! codec, a CRC that does not match, bytes that do not read) is not read at all: the caller decodes that data
 //! with its Kafka client's reader, so that which batch is refused, and the reason given, stay that reader's.
 
+use crate::batch_writer::{field_size, varint_size};
 use crate::event::Record;
 
 /// Where a v2 batch's fields lie (Kafka's DefaultRecordBatch); batch_writer.rs writes the same layout.
@@ -35,6 +36,13 @@ pub struct Parsed<'a> {
     /// the batch's base offset plus the record's delta (a produce request's batches start at 0)
     pub offset: i64,
     pub headers: std::ops::Range<usize>,
+    /// the record's bytes from its key on (key, value, header count, headers), as the batch holds them
+    pub body: &'a [u8],
+    /// where the header count begins in `body`
+    pub headers_at: usize,
+    /// every length in `body` a varint of the fewest bytes: `body` is byte for byte what a writer writes
+    /// from the parts (batch_writer.rs `put_field`), so that a writer may copy it whole
+    pub canonical: bool,
 }
 
 /// Every record of `data` (batches one after another) with the headers of all of them, or None when the data
@@ -75,20 +83,27 @@ fn read_batch<'a>(batch: &'a [u8], records: &mut Vec<Parsed<'a>>, headers: &mut 
         varint(batch, &mut at)?; // the record's attributes: unused
         let delta = varint(batch, &mut at)?;
         let offset = base_offset.checked_add(varint(batch, &mut at)?)?;
+        let body_at = at;
         let key = bytes(batch, &mut at)?;
         let value = bytes(batch, &mut at)?;
+        let headers_at = at - body_at;
         let count = usize::try_from(varint(batch, &mut at)?).ok()?;
         let first = headers.len();
+        let mut written = field_size(key) + field_size(value) + varint_size(count as i64);
         for _ in 0..count {
             let name = std::str::from_utf8(bytes(batch, &mut at)??).ok()?;
-            headers.push((name, bytes(batch, &mut at)?));
+            let value = bytes(batch, &mut at)?;
+            written += field_size(Some(name.as_bytes())) + field_size(value);
+            headers.push((name, value));
         }
         if at - start != length {
             return None;
         }
         let log_append = attributes & LOG_APPEND_TIME != 0;
         let timestamp = if log_append { max_timestamp } else { first_timestamp.checked_add(delta)? };
-        records.push(Parsed { key, value, timestamp, log_append, offset, headers: first..headers.len() });
+        let body = &batch[body_at..at];
+        records.push(Parsed { key, value, timestamp, log_append, offset, headers: first..headers.len(), body,
+                              headers_at, canonical: written == body.len() });
     }
     (at == batch.len()).then_some(())
 }

@@ -216,3 +216,34 @@ def test_an_expanded_batch_is_settled_record_by_record() -> None:
     assert part.ack_many([4]) and part.commit_to == 5
     assert part.ack(6) is False and part.pending(5) and not part.pending(6)
     assert part.ack_many([5, 8, 9]) and part.commit_to == 10 and part.messages == 0
+
+
+def overlong_batch(base: int) -> bytes:
+    """A plain batch whose lengths are written in more varint bytes than they need (valid Kafka, which readers
+    accept): the writer must write such records from their parts, not copy their bytes."""
+    def varint(value: int, overlong: bool) -> bytes:
+        zigzag = (value << 1) ^ (value >> 63)
+        assert zigzag < 0x80
+        return bytes([zigzag | 0x80, 0]) if overlong else bytes([zigzag])
+    records = b""
+    for delta, overlong in enumerate([True, False, True]):
+        body = (b"\x00" + varint(delta, False) + varint(delta, False) + varint(1, overlong) + b"k"
+                + varint(8, overlong) + b'{"v": 1}' + varint(1, overlong) + varint(2, overlong) + b"ce"
+                + varint(1, overlong) + b"x")
+        records += varint(len(body), False) + body
+    after_crc = ((0).to_bytes(2, "big") + (2).to_bytes(4, "big") + (1_700_000_000_000).to_bytes(8, "big") * 2
+                 + (-1).to_bytes(8, "big", signed=True) + (-1).to_bytes(2, "big", signed=True)
+                 + (-1).to_bytes(4, "big", signed=True) + (3).to_bytes(4, "big") + records)
+    return (base.to_bytes(8, "big") + (len(after_crc) + 9).to_bytes(4, "big") + (0).to_bytes(4, "big") + b"\x02"
+            + calc_crc32c(after_crc).to_bytes(4, "big") + after_crc)
+
+
+def test_records_with_overlong_lengths_are_written_as_from_their_parts(native: NativeJudge) -> None:
+    items, _ = in_place_items(overlong_batch(40))
+    assert len(items) == 1 and isinstance(items[0], in_place.InPlaceBatch)
+    fetched, _, _ = judged(native, items)
+    records = [in_place.consumer_record(TP, fetched.record(i)) for i in range(len(fetched))]
+    assert records == aiokafkas(overlong_batch(40))
+    added = [None, [("xgate-reason", "r")], [("xgate-reason", "r")]]
+    for size in (1, 1 << 20):
+        assert written(fetched, size, None, added) == written(records, size, None, added)
