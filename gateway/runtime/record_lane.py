@@ -45,6 +45,8 @@ from gateway.verdict import Outcome
 log = logging.getLogger("xgate.pipeline")
 Handle = tuple[Any, Any]  # (TopicPartition, ConsumerRecord)
 NONCONFORMANT = Outcome.NONCONFORMANT.value
+# each rule's name by the number the core gives it (an Enum's `.value` is a property: read once here)
+RULE_NAMES = tuple(rule.value for rule in RULES)
 # the lane's `pipeline` is the Pipeline (pipeline.py) that built it, typed Any: that module imports this one
 Pipeline = Any
 
@@ -231,7 +233,7 @@ class RecordLane:
             for number, count in Tally(numbers).items():
                 group, message = ids[number] if number is not None else ("", "")
                 named[(group, message, kind)] += count
-            rules.update([RULES[violation[1]].value for index in indexes for violation in results[index][1]])
+            rules.update([RULE_NAMES[violation[1]] for index in indexes for violation in results[index][1]])
             headers: list[list[tuple[str, str]] | None] = ([written[index] for index in indexes]
                                                              if headed and written is not None
                                                              else [None] * len(indexes))
