@@ -33,11 +33,11 @@ from collections import Counter as Tally
 from collections.abc import Callable
 from typing import Any
 
+from gateway.compiler.core import RULES
 from gateway.envelope import Envelope
 from gateway.errors import AdapterError
 from gateway.metrics.instruments import observe_repeated
 from gateway.runtime.judged import Judged, Landing
-from gateway.compiler.core import RULES
 from gateway.runtime.remap import reason_headers
 from gateway.runtime.router import Action, Kind
 from gateway.verdict import Outcome
