@@ -153,11 +153,17 @@ def test_runner_on_two_workers_routes_as_check_judges(cluster: Cluster, demo_top
     assert set(verdicts) == {"conformant", "nonconformant"}
     valid = read_topic(topics["valid"], verdicts["conformant"])
     dlq = read_topic(topics["dlq"], verdicts["nonconformant"])
-    assert len(valid) == verdicts["conformant"] and len(dlq) == verdicts["nonconformant"]
-    conformant_bodies = sorted(r["body"].encode() for r, v in zip(records, expected, strict=True)
-                               if v["verdict"] == "conformant")
-    assert sorted(m.value for m in valid) == conformant_bodies
+    # Kafka destinations are at least once (docs/spark.md): a task the cluster ran again (a busy machine's
+    # executor timing out) produces its records again. Every record must be there, and anything more must be
+    # one of them written again, never another
+    conformant_bodies = Counter(r["body"].encode() for r, v in zip(records, expected, strict=True)
+                                if v["verdict"] == "conformant")
+    arrived = Counter(m.value for m in valid)
+    assert set(arrived) == set(conformant_bodies) and not conformant_bodies - arrived
     by_position = {(row["partition"], row["offset"]): want for row, want in zip(by_offset, expected, strict=True)}
+    dead_lettered = {position for position, want in by_position.items() if want["verdict"] == "nonconformant"}
+    positions = [json.loads(dict(m.headers)["xgate-source-position"].decode()) for m in dlq]
+    assert {(p["partition"], p["offset"]) for p in positions} == dead_lettered
     rules: Counter[str] = Counter()
     for message in dlq:
         headers = {name: value.decode() for name, value in message.headers}
