@@ -16,7 +16,6 @@ from typing import Any
 
 import orjson
 import pytest
-from aiokafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 
 from bench import workload
 from gateway.compiler import Ruleset
@@ -24,6 +23,7 @@ from gateway.compiler.core import NativeJudge, kafka_record, native_available
 from gateway.recorded import envelope_from_record
 from gateway.runtime.remap import reason_headers
 from gateway.verdict import Outcome
+from tests.unit.adapters.test_kafka_in_place import batch
 from tests.unit.compiler.mutations import mutated
 from tests.unit.compiler.test_native_differential import ALL_KINDS
 
@@ -31,24 +31,23 @@ pytestmark = pytest.mark.skipif(not native_available(), reason="the native core 
 SOURCE = "workload.in"
 
 
-def batches(records: list[tuple[Any, ...]], per_batch: int = 50) -> tuple[list[tuple[Any, ...]], list[int]]:
-    """The records (kafka_record's shape) as plain record batches of one partition, offsets from 1,000 on: the
-    spans `judge_fetched` takes and each record's offset."""
-    spans: list[tuple[Any, ...]] = []
-    offsets: list[int] = []
-    offset = 1000
-    for start in range(0, len(records), per_batch):
-        builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
-                                            producer_epoch=-1, base_sequence=-1, batch_size=1 << 24)
-        chunk = records[start:start + per_batch]
-        for delta, (_, _, key, headers, value, timestamp) in enumerate(chunk):
-            builder.append(delta, timestamp=timestamp or 0, key=key, value=value, headers=headers or [])
-        data = bytearray(builder.build())
-        data[0:8] = offset.to_bytes(8, "big")  # not under the CRC: the broker sets it
-        spans.append(("bench-in", 2, bytes(data), 0, len(data)))
-        offsets += range(offset, offset + len(chunk))
-        offset += len(chunk)
-    return spans, offsets
+def judged(ruleset: Ruleset, records: list[tuple[Any, ...]]) -> tuple[NativeJudge, list[Any], list[Any], list[int]]:
+    """The records (kafka_record's shape) as plain record batches of 50, offsets from 1,000 on, judged in place
+    with the core writing dead letters' headers: the judge, each record's result, the headers written for it
+    and its offset."""
+    judge = NativeJudge(ruleset)
+    position = judge.endpoint_position(SOURCE)
+    assert position is not None
+    spans = []
+    for start in range(0, len(records), 50):
+        data = batch([(key, value, headers or []) for _, _, key, headers, value, _ in records[start:start + 50]],
+                     1000 + start)
+        spans.append(("bench-in", 2, data, 0, len(data)))
+    found = judge.judge_fetched(position, spans, judge.reason_writer(SOURCE))
+    assert found is not None
+    _, results, written = found
+    assert written is not None and len(written) == len(results) == len(records)
+    return judge, results, written, list(range(1000, 1000 + len(records)))
 
 
 def writable(record: tuple[Any, ...]) -> bool:
@@ -74,17 +73,9 @@ def expected(judge: NativeJudge, result: Any, offset: int) -> list[tuple[str, st
 
 
 def test_the_cores_dead_letter_headers_are_reason_headers(workload_ruleset: Ruleset) -> None:
-    judge = NativeJudge(workload_ruleset)
-    position = judge.endpoint_position(SOURCE)
-    assert position is not None
     seeds = [s.record for s in workload.samples(600) if s.kind == workload.OK]
     records = [kafka_record(envelope) for _, _, envelope in mutated(seeds, ALL_KINDS, 120, random.Random(41))]
-    records = [record for record in records if writable(record)]
-    spans, offsets = batches(records)
-    judged = judge.judge_fetched(position, spans, judge.reason_writer(SOURCE))
-    assert judged is not None
-    _, results, written = judged
-    assert written is not None and len(written) == len(results) == len(records)
+    judge, results, written, offsets = judged(workload_ruleset, [record for record in records if writable(record)])
     compared = left = 0
     for result, headers, offset in zip(results, written, offsets, strict=True):
         if result is None or result.__class__ is int:
@@ -111,19 +102,13 @@ def _long_texts(value: Any) -> Any:
 
 
 def test_many_violations_are_cut_as_reason_headers_cuts_them(workload_ruleset: Ruleset) -> None:
-    judge = NativeJudge(workload_ruleset)
-    position = judge.endpoint_position(SOURCE)
-    assert position is not None
     records = []
     for sample in workload.samples(40):
         record = list(kafka_record(envelope_from_record(sample.record)))
         if sample.kind == workload.OK and record[3]:  # binary mode: the value is the payload
             record[4] = json.dumps(_long_texts(json.loads(record[4]))).encode()
             records.append(tuple(record))
-    spans, offsets = batches(records)
-    judged = judge.judge_fetched(position, spans, judge.reason_writer(SOURCE))
-    assert judged is not None
-    _, results, written = judged
+    judge, results, written, offsets = judged(workload_ruleset, records)
     cut = 0
     for result, headers, offset in zip(results, written, offsets, strict=True):
         python = expected(judge, result, offset)
